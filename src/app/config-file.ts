@@ -1,0 +1,160 @@
+import { Document, isMap, isSeq, LineCounter, parseDocument } from 'yaml';
+import { z } from 'zod';
+import { CONFIG_KEYS, configSchema, withDefaults, type Config } from '../contracts/config.js';
+import { describeValue, formatProblem, pathText, type Problem } from '../contracts/problems.js';
+import { usageError } from '../errors.js';
+
+/**
+ * config.yaml as text: rendered with a comment on every key, parsed with
+ * line numbers in every problem, and changed key by key with its comments kept.
+ */
+export const CONFIG_FILE = 'config.yaml';
+
+const HEADER = `# git-tune settings for this tuning (SPEC section 6). Change a key with
+#   git tune config set <key> <value>
+# and see every value, defaults filled in, with
+#   git tune config
+`;
+
+const DOCS: Array<[key: string, doc: string]> = [
+  ['limit', 'how many cases this tuning uses; null = the whole dataset'],
+  ['minBatch', 'cases in batch 1'],
+  ['maxBatch', 'the largest a batch grows to (at least minBatch)'],
+  ['recheck', 'cases from earlier batches run again in each batch'],
+  ['concurrency', 'cases run at once; default min(maxBatch + recheck, 16)'],
+  ['seed', 'seeds the selection order and the recheck draw'],
+  ['maxRetries', 'batches a difficult case may be retried in before it is stuck'],
+  ['maxRuns', 'runs per half (no-memory, with-memory) before the batch is stopped'],
+  ['prose', 'globs of the prose being tuned (prompts, skills, rules), from the repository root'],
+  ['memoryPolicy', 'globs of the memory-policy files: the only prose a with-memory half may edit'],
+  ['runner', 'the agent under tuning: {command: [argv...], shell, timeoutSec, env}'],
+  ['judge', 'optional rubric judge, same shape as runner'],
+  ['editor', 'optional editor used by `git tune auto`, same shape as runner'],
+  ['memory', 'merge: optional command that merges memories instead of the file-level merge'],
+  ['budget', 'maxCostUsd, maxTokens: the whole tuning stops launching cases past these'],
+  ['targets', 'target models: [{name, env}] passed to the runner as TUNE_TARGET and env'],
+];
+
+export function renderConfig(values: Record<string, unknown>): string {
+  const ordered: Record<string, unknown> = {};
+  for (const [key] of DOCS) if (key in values) ordered[key] = values[key];
+  const doc = new Document(ordered);
+  const map = doc.contents;
+  if (isMap(map)) {
+    for (const pair of map.items) {
+      const key = String((pair.key as { value?: unknown }).value ?? pair.key);
+      const docText = DOCS.find(([k]) => k === key)?.[1];
+      if (docText && pair.key && typeof pair.key === 'object') {
+        (pair.key as { commentBefore?: string }).commentBefore = ` ${docText}`;
+      }
+    }
+  }
+  return HEADER + doc.toString({ lineWidth: 0 });
+}
+
+function lineOf(doc: Document, counter: LineCounter, path: readonly PropertyKey[]): string | undefined {
+  let node: unknown = doc.contents;
+  let last = node;
+  for (const part of path) {
+    if (isMap(node)) node = node.items.find((p) => (p.key as { value?: unknown })?.value === part)?.value;
+    else if (isSeq(node) && typeof part === 'number') node = node.items[part];
+    else break;
+    if (node) last = node;
+  }
+  const range = (last as { range?: [number, number, number] } | undefined)?.range;
+  return range ? `line ${counter.linePos(range[0]).line}` : undefined;
+}
+
+export function closest(word: string, candidates: readonly string[]): string | null {
+  let best: string | null = null;
+  let bestScore = Infinity;
+  for (const c of candidates) {
+    const d = distance(word.toLowerCase(), c.toLowerCase());
+    if (d < bestScore) {
+      bestScore = d;
+      best = c;
+    }
+  }
+  return best !== null && bestScore <= Math.max(2, Math.floor(word.length / 3)) ? best : null;
+}
+
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = row[j]!;
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = tmp;
+    }
+  }
+  return row[b.length]!;
+}
+
+export function parseConfig(text: string, file: string): { config: Config; raw: Record<string, unknown> } {
+  const counter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: counter, prettyErrors: false });
+  const problems: Problem[] = doc.errors.map((e) => ({
+    file,
+    where: e.linePos ? `line ${e.linePos[0].line}` : undefined,
+    message: `is not valid YAML: ${e.message.split('\n')[0]}`,
+  }));
+  if (problems.length === 0) {
+    const raw = (doc.toJS() ?? {}) as unknown;
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+      problems.push({ file, message: 'must be a YAML mapping of settings, e.g. `maxBatch: 10`', received: describeValue(raw) });
+    } else {
+      const parsed = configSchema.safeParse(raw);
+      if (parsed.success) return { config: withDefaults(parsed.data), raw: raw as Record<string, unknown> };
+      for (const issue of parsed.error.issues) problems.push(...configProblem(issue, raw, doc, counter, file));
+    }
+  }
+  throw usageError(
+    'bad-config',
+    `${file} is not a valid config (${problems.length} problem${problems.length === 1 ? '' : 's'})`,
+    'fix the lines listed, or set a key with `git tune config set <key> <value>`',
+    problems.map(formatProblem),
+  );
+}
+
+function configProblem(issue: z.core.$ZodIssue, raw: unknown, doc: Document, counter: LineCounter, file: string): Problem[] {
+  const where = lineOf(doc, counter, issue.path);
+  if (issue.code === 'unrecognized_keys') {
+    return issue.keys.map((key) => {
+      const full = [...issue.path.map(String), key].join('.');
+      const guess = closest(full, CONFIG_KEYS);
+      return {
+        file, where: lineOf(doc, counter, [...issue.path, key]), field: full,
+        message: `is not a setting${guess ? `; did you mean \`${guess}\`?` : ''}`,
+      };
+    });
+  }
+  let value: unknown = raw;
+  for (const part of issue.path) value = (value as Record<PropertyKey, unknown> | undefined)?.[part];
+  return [{ file, where, field: pathText(issue.path) || undefined, message: issue.message, received: describeValue(value) }];
+}
+
+/** Parses a value given on the command line: YAML/JSON scalars and lists. */
+export function parseCliValue(text: string): unknown {
+  const doc = parseDocument(text);
+  if (doc.errors.length > 0) return text;
+  return doc.toJS();
+}
+
+/** Sets `key` (dotted) in the config text, keeping its comments; validates the result. */
+export function setConfigValue(text: string, key: string, value: unknown, file: string): { text: string; config: Config } {
+  if (!(CONFIG_KEYS as readonly string[]).includes(key)) {
+    const guess = closest(key, CONFIG_KEYS);
+    throw usageError('unknown-config-key', `\`${key}\` is not a setting${guess ? `; did you mean \`${guess}\`?` : ''}`,
+      `git tune config   # lists every key with its value`);
+  }
+  const doc = parseDocument(text);
+  const path = key.split('.');
+  if (path.length > 1 && (doc.getIn(path.slice(0, -1)) === null || doc.getIn(path.slice(0, -1)) === undefined)) {
+    doc.setIn(path.slice(0, -1), doc.createNode({}));
+  }
+  doc.setIn(path, value === null ? null : doc.createNode(value));
+  const out = doc.toString({ lineWidth: 0 });
+  return { text: out, config: parseConfig(out, file).config };
+}

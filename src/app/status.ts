@@ -1,0 +1,60 @@
+import { viewDifficult } from '../core/difficult.js';
+import { isVoidRun, type TuningState } from '../core/fold.js';
+import type { NextStep } from '../core/next.js';
+import { nextFor } from './decide.js';
+import type { Tuning } from './tuning.js';
+
+/** Where a tuning stands, as data for `git tune status` (text and --json). */
+export interface StatusReport {
+  tuning: string;
+  branch: string;
+  tip: string;
+  commits: number;
+  dataset: { cases: number; rev: string } | null;
+  selection: { selected: number; total: number } | null;
+  batches: Array<{
+    batch: number; size: number; kind: string; new: number; recheck: number;
+    runs: Array<{ run: string; finished: boolean; verdict: string | null; void: string | null; concurrency: number; tokens: number; costUsd: number }>;
+    checkpoint: boolean;
+  }>;
+  final: Array<{ run: string; finished: boolean; verdict: string | null }>;
+  edits: Array<{ commit: string; run: string; status: string; aims: string[] }>;
+  difficult: { open: number; fixed: number; stuck: number };
+  usage: { tokens: number; costUsd: number };
+  warnings: string[];
+  next: NextStep;
+}
+
+function runRow(r: TuningState['batches'][number]['runs'][number]) {
+  return {
+    run: r.name, finished: r.finished, verdict: r.grade?.verdict ?? (isVoidRun(r) ? 'VOID' : null),
+    void: r.void, concurrency: r.concurrency, tokens: r.tokens, costUsd: r.costUsd,
+  };
+}
+
+export function statusOf(tuning: Tuning): StatusReport {
+  const { state } = tuning;
+  const view = viewDifficult(state, tuning.config?.maxRetries ?? 3);
+  return {
+    tuning: tuning.name,
+    branch: `tune/${tuning.name}`,
+    tip: tuning.tip,
+    commits: state.commits,
+    dataset: state.dataset,
+    selection: state.selection,
+    batches: state.batches.map((b) => ({
+      batch: b.plan.batch, size: b.plan.size, kind: b.plan.kind, new: b.plan.new.length, recheck: b.plan.recheck.length,
+      runs: b.runs.map(runRow), checkpoint: state.checkpoints.includes(b.plan.batch),
+    })),
+    final: state.final.map((r) => ({ run: r.name, finished: r.finished, verdict: r.grade?.verdict ?? null })),
+    edits: state.edits.map((e) => ({ commit: e.oid, run: e.run, status: e.status, aims: e.aims })),
+    difficult: {
+      open: view.filter((e) => e.status === 'open').length,
+      fixed: view.filter((e) => e.status === 'fixed').length,
+      stuck: view.filter((e) => e.status === 'stuck').length,
+    },
+    usage: state.usage,
+    warnings: state.warnings,
+    next: nextFor(tuning),
+  };
+}

@@ -1,0 +1,143 @@
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import type { Case } from '../contracts/dataset.js';
+import type { Config } from '../contracts/config.js';
+import { selectionSchema, type Selection } from '../contracts/files.js';
+import { foldHistory, type HistoryCommit, type TuningState } from '../core/fold.js';
+import { matcher } from '../core/glob.js';
+import { branchName, branchRef, parseBranchName, tuningDir } from '../core/names.js';
+import { parseStep } from '../core/steps.js';
+import { historyError, usageError } from '../errors.js';
+import { openRepo } from '../git/open.js';
+import type { GitRepo } from '../git/types.js';
+import { CONFIG_FILE, parseConfig } from './config-file.js';
+import { DATASET_FILE, parseDatasetJsonl } from './dataset-file.js';
+
+/**
+ * Read: a tuning's branch history and the files at its tip, as plain data.
+ */
+export interface Tuning {
+  repo: GitRepo;
+  name: string;
+  /** `.tune/<name>`, relative to the repository root. */
+  dir: string;
+  ref: string;
+  tip: string;
+  onBranch: boolean;
+  commits: HistoryCommit[];
+  state: TuningState;
+  config: Config | null;
+  configText: string | null;
+  selection: Selection | null;
+  loadDataset(): Promise<Case[]>;
+}
+
+export const SELECTION_FILE = 'selection.json';
+
+export async function readText(repo: GitRepo, commit: string, file: string): Promise<string | null> {
+  const blob = await repo.readBlobAt(commit, file);
+  return blob === null ? null : Buffer.from(blob).toString('utf8');
+}
+
+/** Every tuning in the repository: the `tune/<name>` branches. */
+export async function listTunings(repo: GitRepo): Promise<string[]> {
+  const refs = await repo.listRefs('refs/heads/tune');
+  return refs.map((r) => parseBranchName(r.ref)).filter((n): n is string => n !== null);
+}
+
+/** The tuning named, or the one whose branch is checked out. */
+export async function resolveTuningName(repo: GitRepo, name?: string): Promise<{ name: string; onBranch: boolean }> {
+  const head = await repo.headRef();
+  const current = head ? parseBranchName(head) : null;
+  if (name) return { name, onBranch: current === name };
+  if (current) return { name: current, onBranch: true };
+  const all = await listTunings(repo);
+  const hint = all.length === 1
+    ? `git switch ${branchName(all[0]!)}`
+    : all.length > 1
+      ? `git switch tune/<name>   # one of: ${all.join(', ')}`
+      : `git tune init <name> --prose '<glob>' --runner '<command>'`;
+  throw usageError(
+    head ? 'not-on-tuning-branch' : 'detached-head',
+    head ? `the checked-out branch ${head.replace('refs/heads/', '')} is not a tuning branch (tune/<name>)` : 'HEAD is detached: no tuning branch is checked out',
+    hint,
+  );
+}
+
+/** First-parent commits from the tuning's init commit to the tip, oldest first. */
+export async function readHistory(
+  repo: GitRepo,
+  name: string,
+  tip: string,
+  isProse: (p: string) => boolean,
+): Promise<HistoryCommit[]> {
+  const out: HistoryCommit[] = [];
+  let oid: string | undefined = tip;
+  while (oid) {
+    const commit = await repo.readCommit(oid);
+    const step = parseStep(commit.message);
+    const entry: HistoryCommit = { oid, message: commit.message };
+    if (step?.tuning === name && step.step === 'init') {
+      out.push(entry);
+      return out.reverse();
+    }
+    if (step === null || step.tuning !== name) {
+      entry.touchesProse = (await repo.changedPaths(oid)).some(isProse);
+    }
+    out.push(entry);
+    oid = commit.parents[0];
+  }
+  throw historyError(
+    'no-init-commit',
+    `branch ${branchName(name)} has no init commit for tuning ${name} on its first-parent line`,
+    `git tune init ${name} --prose '<glob>'   # on a new branch`,
+  );
+}
+
+export async function openTuning(cwd: string, name?: string): Promise<Tuning> {
+  const repo = await openRepo(cwd);
+  return loadTuning(repo, name);
+}
+
+export async function loadTuning(repo: GitRepo, requested?: string): Promise<Tuning> {
+  const { name, onBranch } = await resolveTuningName(repo, requested);
+  const ref = branchRef(name);
+  const tip = await repo.resolveRef(ref);
+  if (!tip) {
+    throw usageError('no-such-tuning', `there is no tuning ${name} (no branch ${branchName(name)})`,
+      `git tune init ${name} --prose '<glob>'`);
+  }
+  const dir = tuningDir(name);
+  const configText = await readText(repo, tip, `${dir}/${CONFIG_FILE}`);
+  const config = configText === null ? null : parseConfig(configText, `${dir}/${CONFIG_FILE}`).config;
+  const selectionText = await readText(repo, tip, `${dir}/${SELECTION_FILE}`);
+  const selection = selectionText === null ? null : selectionSchema.parse(JSON.parse(selectionText));
+  const commits = await readHistory(repo, name, tip, matcher(config?.prose ?? []));
+  const state = foldHistory(name, commits, selection?.ids ?? []);
+  let dataset: Promise<Case[]> | null = null;
+  return {
+    repo, name, dir, ref, tip, onBranch, commits, state, config, configText, selection,
+    loadDataset() {
+      dataset ??= readText(repo, tip, `${dir}/${DATASET_FILE}`).then((text) =>
+        text === null ? [] : parseDatasetJsonl(text, `${dir}/${DATASET_FILE}`),
+      );
+      return dataset;
+    },
+  };
+}
+
+/** Refuses to write while git is in the middle of something the user must finish. */
+export async function assertCleanGitState(repo: GitRepo): Promise<void> {
+  const markers: Array<[string, string, string]> = [
+    ['MERGE_HEAD', 'a merge', 'git merge --continue   # or: git merge --abort'],
+    ['rebase-merge', 'a rebase', 'git rebase --continue   # or: git rebase --abort'],
+    ['rebase-apply', 'a rebase or am', 'git rebase --continue   # or: git rebase --abort'],
+    ['CHERRY_PICK_HEAD', 'a cherry-pick', 'git cherry-pick --continue   # or: git cherry-pick --abort'],
+    ['REVERT_HEAD', 'a revert', 'git revert --continue   # or: git revert --abort'],
+    ['BISECT_LOG', 'a bisect', 'git bisect reset'],
+  ];
+  for (const [marker, what, hint] of markers) {
+    const exists = await fs.access(path.join(repo.gitdir, marker)).then(() => true, () => false);
+    if (exists) throw usageError('git-busy', `git is in the middle of ${what}: finish it first`, hint);
+  }
+}

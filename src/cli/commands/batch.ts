@@ -1,0 +1,55 @@
+import { planNextBatch, writePlan } from '../../app/batch.js';
+import { nextFor } from '../../app/decide.js';
+import { openTuning } from '../../app/tuning.js';
+import { historyError, usageError } from '../../errors.js';
+import { printJson, type CommandIO } from '../io.js';
+import { renderNext } from './next.js';
+
+export interface BatchOptions {
+  size?: string;
+  dryRun?: boolean;
+  json?: boolean;
+  tuning?: string;
+}
+
+function parseSize(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw usageError('bad-size', `--size must be a whole number of at least 1 (got ${text})`, 'git tune batch --size 5');
+  return n;
+}
+
+export async function run(io: CommandIO, opts: BatchOptions): Promise<void> {
+  const size = parseSize(opts.size);
+  const tuning = await openTuning(io.cwd, opts.tuning);
+  const step = nextFor(tuning);
+  const plan = tuning.config && tuning.selection ? planNextBatch(tuning, size) : null;
+  if (opts.dryRun) {
+    if (!plan) throw historyError('no-batch', `no batch to plan: ${step.message}`, step.command ?? undefined);
+    if (opts.json) printJson(io, { batch: plan.batch, size: plan.size, why: plan.why, kind: plan.kind, new: plan.new, recheck: plan.recheck });
+    else {
+      io.out(renderPlan(plan));
+      if (step.kind !== 'batch') io.err(`(not due yet: ${step.message})`);
+    }
+    return;
+  }
+  if (step.kind !== 'batch' || !plan) {
+    throw historyError('batch-not-due', `no batch is due: ${step.message}`, step.command ?? undefined);
+  }
+  const oid = await writePlan(tuning, plan, io);
+  if (opts.json) printJson(io, { ...plan, commit: oid });
+  else {
+    io.out(renderPlan(plan));
+    const after = nextFor(await openTuning(io.cwd, opts.tuning));
+    io.err(`\nnext: ${renderNext(after)}`);
+  }
+}
+
+function renderPlan(plan: { batch: number; size: number; why: string; kind: string; new: string[]; recheck: string[] }): string {
+  return [
+    `batch ${plan.batch}: ${plan.new.length} ${plan.kind} + ${plan.recheck.length} recheck`,
+    `  why: ${plan.why}`,
+    `  ${plan.kind}: ${plan.new.join(', ') || '(none)'}`,
+    `  recheck: ${plan.recheck.join(', ') || '(none)'}`,
+  ].join('\n');
+}

@@ -1,0 +1,85 @@
+import { commitStep } from '../../app/commit.js';
+import { CONFIG_FILE, parseConfig, renderConfig } from '../../app/config-file.js';
+import { importDataset } from '../../app/dataset.js';
+import { loadTuning } from '../../app/tuning.js';
+import { splitArgs } from '../../core/argv.js';
+import { branchName, branchRef, isValidTuningName, tuningDir } from '../../core/names.js';
+import { usageError } from '../../errors.js';
+import { openRepo } from '../../git/open.js';
+import { renderNext } from './next.js';
+import { nextFor } from '../../app/decide.js';
+import { printJson, type CommandIO } from '../io.js';
+
+export interface InitOptions {
+  prose?: string[];
+  memoryPolicy?: string[];
+  runner?: string;
+  judge?: string;
+  editor?: string;
+  dataset?: string;
+  json?: boolean;
+}
+
+function commandSpec(flag: string, line: string | undefined) {
+  if (line === undefined) return null;
+  let command: string[];
+  try {
+    command = splitArgs(line);
+  } catch (err) {
+    throw usageError('bad-command-line', `--${flag}: ${(err as Error).message}`, `--${flag} 'node agent.js'`);
+  }
+  if (command.length === 0) throw usageError('bad-command-line', `--${flag} is empty`, `--${flag} 'node agent.js'`);
+  return { command };
+}
+
+export async function run(io: CommandIO, name: string, opts: InitOptions): Promise<void> {
+  if (!isValidTuningName(name)) {
+    throw usageError('bad-tuning-name', `"${name}" cannot name a tuning: use letters, digits, . _ - (at most 64), starting with a letter or digit`, 'git tune init support-desk --prose "agents/**/*.md"');
+  }
+  const repo = await openRepo(io.cwd);
+  const ref = branchRef(name);
+  if (await repo.resolveRef(ref)) {
+    throw usageError('tuning-exists', `tuning ${name} already exists (branch ${branchName(name)})`, `git switch ${branchName(name)} && git tune next`);
+  }
+  const headRef = await repo.headRef();
+  const base = headRef ? await repo.resolveRef(headRef) : await repo.resolveRef('HEAD');
+  const values: Record<string, unknown> = {
+    limit: null, minBatch: 3, maxBatch: 10, recheck: 3, seed: 1, maxRetries: 3, maxRuns: 4,
+    prose: opts.prose ?? [],
+    memoryPolicy: opts.memoryPolicy ?? [],
+    runner: commandSpec('runner', opts.runner),
+    judge: commandSpec('judge', opts.judge),
+    editor: commandSpec('editor', opts.editor),
+    budget: { maxCostUsd: null, maxTokens: null },
+  };
+  const dir = tuningDir(name);
+  const text = renderConfig(values);
+  parseConfig(text, `${dir}/${CONFIG_FILE}`); // refuses a bad value before anything is written
+  // The dataset is read and checked before the first write, too.
+  const prepared = opts.dataset ? await importDataset.prepare(opts.dataset, io.cwd) : null;
+
+  const onBranch = true;
+  // Like `git switch -c`: the new branch starts at HEAD's commit, so the working tree already matches.
+  await commitStep(
+    { repo, ref, parent: base, expected: null, tuning: name, onBranch: false },
+    {
+      step: { step: 'init', tuning: name, difficult: [] },
+      subject: `tune(${name}): init`,
+      body: `Start tuning ${name}.`,
+      changes: new Map([[`${dir}/${CONFIG_FILE}`, { content: text }]]),
+    },
+    io,
+  );
+  await repo.setHeadRef(ref);
+  const tip = (await repo.resolveRef(ref))!;
+  await repo.checkoutPaths(tip, [`${dir}/${CONFIG_FILE}`]);
+  let tuning = await loadTuning(repo, name);
+  if (prepared) {
+    await importDataset.apply(tuning, prepared, io);
+    tuning = await loadTuning(repo, name);
+  }
+  io.err(`created ${branchName(name)} and switched to it; settings in ${dir}/${CONFIG_FILE}`);
+  const step = nextFor(tuning);
+  if (opts.json) printJson(io, { tuning: name, branch: branchName(name), onBranch, next: step });
+  else io.out(renderNext(step));
+}

@@ -1,0 +1,30 @@
+import { statusOf } from '../../app/status.js';
+import { openTuning } from '../../app/tuning.js';
+import { printJson, table, type CommandIO } from '../io.js';
+import { renderNext } from './next.js';
+
+export async function run(io: CommandIO, opts: { json?: boolean; tuning?: string }): Promise<void> {
+  const report = statusOf(await openTuning(io.cwd, opts.tuning));
+  if (opts.json) {
+    printJson(io, report);
+    return;
+  }
+  const lines = [
+    `tuning ${report.tuning} on ${report.branch} (${report.commits} steps, tip ${report.tip.slice(0, 7)})`,
+    `dataset: ${report.dataset ? `${report.dataset.cases} cases (rev ${report.dataset.rev})` : 'none'}; selection: ${report.selection ? `${report.selection.selected} of ${report.selection.total}` : 'none'}`,
+    `difficult: ${report.difficult.open} open, ${report.difficult.fixed} fixed, ${report.difficult.stuck} stuck; usage: ${report.usage.tokens} tokens, $${report.usage.costUsd.toFixed(4)}`,
+  ];
+  const rows = report.batches.flatMap((b) => {
+    const head = [`batch ${b.batch}`, `${b.new} ${b.kind} + ${b.recheck} recheck`];
+    if (b.runs.length === 0) return [[...head, '(not run)', '', b.checkpoint ? 'yes' : '']];
+    return b.runs.map((r, i) => [
+      i === 0 ? head[0]! : '', i === 0 ? head[1]! : '', r.run,
+      r.finished ? (r.verdict ?? 'not graded') : 'unfinished', i === b.runs.length - 1 && b.checkpoint ? 'yes' : '',
+    ]);
+  });
+  for (const f of report.final) rows.push(['final', 'selection', f.run, f.finished ? (f.verdict ?? 'not graded') : 'unfinished', '']);
+  if (rows.length > 0) lines.push('', table(['batch', 'cases', 'run', 'verdict', 'checkpoint'], rows));
+  for (const w of report.warnings) lines.push(`warning: ${w}`);
+  lines.push('', `next: ${renderNext(report.next)}`);
+  io.out(lines.join('\n'));
+}

@@ -1,0 +1,39 @@
+import type { Env } from '../git/identity.js';
+
+/**
+ * What a command may touch of the outside world, read once at the CLI
+ * boundary and passed down: the working directory, the environment, the
+ * clock, and the two output streams (stdout is data, stderr is narration).
+ */
+export interface CommandIO {
+  cwd: string;
+  env: Env;
+  now: Date;
+  out: (text: string) => void;
+  err: (text: string) => void;
+  isTTY: boolean;
+}
+
+export function processIO(): CommandIO {
+  return {
+    cwd: process.cwd(),
+    env: process.env,
+    now: new Date(),
+    out: (text) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
+    err: (text) => process.stderr.write(text.endsWith('\n') ? text : `${text}\n`),
+    isTTY: Boolean(process.stdout.isTTY) && !process.env.NO_COLOR,
+  };
+}
+
+export function printJson(io: CommandIO, value: unknown): void {
+  io.out(JSON.stringify(value, null, 2));
+}
+
+/** Renders rows as an aligned plain-text table. */
+export function table(headers: string[], rows: Array<Array<string | number>>): string {
+  const cells = [headers, ...rows.map((r) => r.map(String))];
+  const widths = headers.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
+  return cells
+    .map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd())
+    .join('\n');
+}

@@ -1,0 +1,333 @@
+import type { BatchPlan, DifficultReason } from '../contracts/files.js';
+import { formatRunName, parseRunName, type Half, type RunId } from './names.js';
+import { parseStep, type Step, type Verdict } from './steps.js';
+
+/**
+ * The state of a tuning is the fold of its step commits, oldest first, from
+ * its init commit to the branch tip (SPEC section 4). Pure: no I/O.
+ */
+export interface HistoryCommit {
+  oid: string;
+  message: string;
+  /** For a commit without step trailers: did it change prose files? */
+  touchesProse?: boolean;
+}
+
+export interface Grade {
+  verdict: Verdict;
+  wrong: string[];
+  review: boolean;
+  oid: string;
+  index: number;
+}
+
+export interface RunState {
+  name: string;
+  id: RunId;
+  batch: number; // 0 for the final check
+  half: Half | null; // null for the final check
+  number: number;
+  cases: string[]; // what the run runs: the batch's cases, or the selection for the final check
+  startIndex: number;
+  startOid: string;
+  finished: boolean;
+  concurrency: number;
+  void: string | null;
+  stopped: string | null;
+  tokens: number;
+  costUsd: number;
+  runOid: string | null;
+  grade: Grade | null;
+}
+
+export type EditStatus = 'pending' | 'confirmed' | 'unconfirmed' | 'reverted';
+
+export interface EditState {
+  oid: string;
+  index: number;
+  run: string; // the graded run it responds to
+  batch: number;
+  half: Half;
+  aims: string[];
+  status: EditStatus;
+  /** The run that confirmed it or not, or the revert commit that undid it. */
+  settledBy: string | null;
+  hand: boolean;
+}
+
+export interface DifficultEntry {
+  id: string;
+  reason: DifficultReason;
+  batch: number; // the batch it was added in (0: before any batch)
+  fixed: boolean;
+  index: number;
+}
+
+export interface BatchState {
+  plan: BatchPlan;
+  index: number;
+  runs: RunState[]; // in the order they started
+}
+
+export interface TuningState {
+  tuning: string;
+  initOid: string | null;
+  tipOid: string | null;
+  commits: number;
+  dataset: { cases: number; rev: string } | null;
+  selection: { selected: number; total: number } | null;
+  batches: BatchState[];
+  final: RunState[];
+  runs: Map<string, RunState>;
+  edits: EditState[];
+  difficult: DifficultEntry[];
+  candidate: { run: string; batch: number; index: number } | null;
+  checkpoints: number[];
+  usage: { tokens: number; costUsd: number };
+  /** Steps that did not fit the history (a grade of an unknown run, …). */
+  warnings: string[];
+}
+
+export function emptyState(tuning: string): TuningState {
+  return {
+    tuning, initOid: null, tipOid: null, commits: 0, dataset: null, selection: null,
+    batches: [], final: [], runs: new Map(), edits: [], difficult: [], candidate: null,
+    checkpoints: [], usage: { tokens: 0, costUsd: 0 }, warnings: [],
+  };
+}
+
+export function currentBatch(state: TuningState): BatchState | null {
+  return state.batches[state.batches.length - 1] ?? null;
+}
+
+export function batchCases(plan: BatchPlan): string[] {
+  return [...plan.new, ...plan.recheck];
+}
+
+/** Runs of one batch and half, in order. */
+export function halfRuns(state: TuningState, batch: number, half: Half): RunState[] {
+  const b = state.batches.find((x) => x.plan.batch === batch);
+  return b ? b.runs.filter((r) => r.half === half) : [];
+}
+
+export const isVoidRun = (run: RunState) => run.void !== null || run.grade?.verdict === 'VOID';
+
+/** Runs that count toward `maxRuns`: finished and not VOID. */
+export function countedRuns(runs: readonly RunState[]): number {
+  return runs.filter((r) => r.finished && !isVoidRun(r)).length;
+}
+
+export function rightCases(run: RunState): string[] {
+  if (!run.grade) return [];
+  const wrong = new Set(run.grade.wrong);
+  return run.cases.filter((id) => !wrong.has(id));
+}
+
+function settleEdits(state: TuningState, run: RunState): void {
+  if (!run.grade || run.half === null || isVoidRun(run)) return;
+  for (const edit of state.edits) {
+    if (edit.status !== 'pending' || edit.batch !== run.batch || edit.half !== run.half) continue;
+    if (edit.index > run.startIndex) continue; // made after this run started: not tried by it
+    const before = state.runs.get(edit.run);
+    const nowWrong = new Set(run.grade.wrong);
+    const wasWrong = new Set(before?.grade?.wrong ?? []);
+    const wasRight = before ? rightCases(before) : [];
+    const fixedOne = edit.aims.some((id) => wasWrong.has(id) && run.cases.includes(id) && !nowWrong.has(id));
+    const brokeOne = wasRight.some((id) => nowWrong.has(id));
+    edit.status = fixedOne && !brokeOne ? 'confirmed' : 'unconfirmed';
+    edit.settledBy = run.name;
+  }
+}
+
+function applyDifficult(state: TuningState, step: Step, index: number): void {
+  const batch = currentBatch(state)?.plan.batch ?? 0;
+  for (const change of step.difficult) {
+    const open = state.difficult.find((e) => e.id === change.id && !e.fixed);
+    if (change.op === 'add') {
+      if (open) open.reason = change.reason;
+      else state.difficult.push({ id: change.id, reason: change.reason, batch, fixed: false, index });
+    } else if (open) {
+      open.fixed = true;
+    } else {
+      state.warnings.push(`difficult fix ${change.id}: not on the open list`);
+    }
+  }
+}
+
+/** The graded run an edit made now responds to: the latest graded run. */
+function latestGradedRun(state: TuningState): RunState | null {
+  let best: RunState | null = null;
+  for (const run of state.runs.values()) {
+    if (run.grade && run.half !== null && (!best || run.grade.index > best.grade!.index)) best = run;
+  }
+  return best;
+}
+
+function applyStep(state: TuningState, step: Step, commit: HistoryCommit, index: number, selection: readonly string[]): void {
+  switch (step.step) {
+    case 'init':
+    case 'config':
+    case 'note':
+    case 'difficult':
+      break;
+    case 'dataset':
+      state.dataset = { cases: step.cases, rev: step.rev };
+      break;
+    case 'select':
+      state.selection = { selected: step.selected, total: step.total };
+      break;
+    case 'plan': {
+      const plan: BatchPlan = {
+        batch: step.batch, size: step.size, why: '', kind: step.kind, new: step.new, recheck: step.recheck,
+      };
+      const existing = state.batches.findIndex((b) => b.plan.batch === step.batch);
+      if (existing >= 0) {
+        // A batch is planned once; a second plan only replaces one no run has used.
+        if (state.batches[existing]!.runs.length > 0) {
+          state.warnings.push(`plan of batch ${step.batch} after its runs started: ignored`);
+          break;
+        }
+        state.batches[existing] = { plan, index, runs: [] };
+      } else {
+        state.batches.push({ plan, index, runs: [] });
+      }
+      break;
+    }
+    case 'run-start': {
+      const id = parseRunName(step.run);
+      if (!id) {
+        state.warnings.push(`run-start of unknown run name ${step.run}`);
+        break;
+      }
+      const existing = state.runs.get(step.run);
+      if (existing) {
+        existing.concurrency = step.concurrency; // a resumed run records its start again
+        break;
+      }
+      let cases: string[];
+      let batchState: BatchState | undefined;
+      if (id.kind === 'final') {
+        cases = [...selection];
+      } else {
+        batchState = state.batches.find((b) => b.plan.batch === id.batch);
+        if (!batchState) {
+          state.warnings.push(`run ${step.run} of a batch never planned`);
+          break;
+        }
+        cases = batchCases(batchState.plan);
+      }
+      const run: RunState = {
+        name: step.run, id,
+        batch: id.kind === 'batch' ? id.batch : 0,
+        half: id.kind === 'batch' ? id.half : null,
+        number: id.kind === 'batch' ? id.number : state.final.length + 1,
+        cases, startIndex: index, startOid: commit.oid, finished: false,
+        concurrency: step.concurrency, void: null, stopped: null, tokens: 0, costUsd: 0,
+        runOid: null, grade: null,
+      };
+      state.runs.set(step.run, run);
+      if (batchState) batchState.runs.push(run);
+      else state.final.push(run);
+      break;
+    }
+    case 'run': {
+      const run = state.runs.get(step.run);
+      if (!run) {
+        state.warnings.push(`run ${step.run} finished without a start`);
+        break;
+      }
+      run.finished = true;
+      run.concurrency = step.concurrency;
+      run.void = step.void;
+      run.stopped = step.stopped;
+      run.tokens += step.tokens;
+      run.costUsd += step.costUsd;
+      run.runOid = commit.oid;
+      state.usage.tokens += step.tokens;
+      state.usage.costUsd += step.costUsd;
+      break;
+    }
+    case 'grade': {
+      const run = state.runs.get(step.run);
+      if (!run || !run.finished) {
+        state.warnings.push(`grade of ${step.run}, which has not finished`);
+        break;
+      }
+      const first = run.grade === null;
+      run.grade = { verdict: step.verdict, wrong: step.wrong, review: step.review, oid: commit.oid, index };
+      if (first) settleEdits(state, run);
+      break;
+    }
+    case 'edit': {
+      const run = state.runs.get(step.run) ?? latestGradedRun(state);
+      if (!run || run.half === null) {
+        state.warnings.push(`edit ${commit.oid.slice(0, 7)} responds to no graded run`);
+        break;
+      }
+      state.edits.push({
+        oid: commit.oid, index, run: run.name, batch: run.batch, half: run.half,
+        aims: step.aims ?? run.grade?.wrong ?? [], status: 'pending', settledBy: null, hand: false,
+      });
+      break;
+    }
+    case 'revert':
+      for (const oid of step.reverts) {
+        const edit = state.edits.find((e) => e.oid === oid);
+        if (edit && edit.status !== 'reverted') {
+          edit.status = 'reverted';
+          edit.settledBy = commit.oid;
+        }
+      }
+      break;
+    case 'candidate': {
+      const run = state.runs.get(step.run);
+      state.candidate = { run: step.run, batch: run?.batch ?? 0, index };
+      break;
+    }
+    case 'checkpoint':
+      if (!state.checkpoints.includes(step.batch)) state.checkpoints.push(step.batch);
+      break;
+  }
+}
+
+/** A hand commit on the branch that touched prose after a graded run is an edit. */
+function applyHandCommit(state: TuningState, commit: HistoryCommit, index: number): void {
+  if (!commit.touchesProse) return;
+  const run = latestGradedRun(state);
+  if (!run || run.half === null) return;
+  state.edits.push({
+    oid: commit.oid, index, run: run.name, batch: run.batch, half: run.half,
+    aims: run.grade?.wrong ?? [], status: 'pending', settledBy: null, hand: true,
+  });
+}
+
+/**
+ * Folds commits (oldest first, starting at the tuning's init commit) into
+ * the tuning's state. `selection` (the ids of selection.json at the tip) is
+ * what a final-check run covers. Never throws on a well-formed commit list: steps that
+ * do not fit are kept as warnings, so a hand-made history still reads.
+ */
+export function foldHistory(
+  tuning: string,
+  commits: readonly HistoryCommit[],
+  selection: readonly string[] = [],
+): TuningState {
+  const state = emptyState(tuning);
+  commits.forEach((commit, index) => {
+    state.commits += 1;
+    state.tipOid = commit.oid;
+    const step = parseStep(commit.message);
+    if (step === null || step.tuning !== tuning) {
+      applyHandCommit(state, commit, index);
+      return;
+    }
+    if (step.step === 'init' && state.initOid === null) state.initOid = commit.oid;
+    applyStep(state, step, commit, index, selection);
+    applyDifficult(state, step, index);
+  });
+  return state;
+}
+
+export function runName(batch: number, half: Half, number: number): string {
+  return formatRunName({ kind: 'batch', batch, half, number });
+}

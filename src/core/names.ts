@@ -1,0 +1,59 @@
+/**
+ * Names that appear in refs, folders and trailers, each a parse/format pair:
+ * run names (`batch03-nomem-run2`, `final-check`), the tuning branch
+ * (`tune/<name>`) and run tags (`tune/<name>/<run>`).
+ */
+export type Half = 'nomem' | 'mem';
+export const HALVES: readonly Half[] = ['nomem', 'mem'];
+
+export type RunId =
+  | { kind: 'batch'; batch: number; half: Half; number: number }
+  | { kind: 'final' };
+
+export const FINAL_RUN = 'final-check';
+
+const RUN_NAME = /^batch(\d{2,})-(nomem|mem)-run([1-9]\d*)$/;
+const TUNING_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const CASE_ID = /^[A-Za-z0-9._-]+$/;
+
+export function formatRunName(run: RunId): string {
+  if (run.kind === 'final') return FINAL_RUN;
+  return `batch${String(run.batch).padStart(2, '0')}-${run.half}-run${run.number}`;
+}
+
+export function parseRunName(name: string): RunId | null {
+  if (name === FINAL_RUN) return { kind: 'final' };
+  const m = RUN_NAME.exec(name);
+  if (!m) return null;
+  const batch = Number(m[1]);
+  // `batch3` and `batch003` are not the names we write: keep the pair exact.
+  if (batch < 1 || String(batch).padStart(2, '0') !== m[1]) return null;
+  return { kind: 'batch', batch, half: m[2] as Half, number: Number(m[3]) };
+}
+
+export function isValidTuningName(name: string): boolean {
+  return TUNING_NAME.test(name) && !name.endsWith('.lock') && !name.includes('..') && !name.endsWith('.');
+}
+
+export function isValidCaseId(id: string): boolean {
+  return CASE_ID.test(id) && id !== '.' && id !== '..';
+}
+
+export const branchName = (tuning: string) => `tune/${tuning}`;
+export const branchRef = (tuning: string) => `refs/heads/tune/${tuning}`;
+export const tagName = (tuning: string, run: string) => `tune/${tuning}/${run}`;
+export const tagRef = (tuning: string, run: string) => `refs/tags/tune/${tuning}/${run}`;
+export const tuningDir = (tuning: string) => `.tune/${tuning}`;
+
+export function parseBranchName(branch: string): string | null {
+  const m = /^(?:refs\/heads\/)?tune\/([^/]+)$/.exec(branch);
+  return m && isValidTuningName(m[1]!) ? m[1]! : null;
+}
+
+export function parseTagName(tag: string): { tuning: string; run: string } | null {
+  const m = /^(?:refs\/tags\/)?tune\/([^/]+)\/([^/]+)$/.exec(tag);
+  if (!m || !isValidTuningName(m[1]!) || parseRunName(m[2]!) === null) return null;
+  return { tuning: m[1]!, run: m[2]! };
+}
+
+export const batchLabel = (batch: number) => `batch${String(batch).padStart(2, '0')}`;

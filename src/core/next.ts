@@ -1,0 +1,239 @@
+import type { Complexity } from '../contracts/dataset.js';
+import { missingConfig, type Config } from '../contracts/config.js';
+import { viewDifficult } from './difficult.js';
+import { countedRuns, currentBatch, halfRuns, isVoidRun, runName, type RunState, type TuningState } from './fold.js';
+import { FINAL_RUN, type Half } from './names.js';
+import { planBatch } from './plan.js';
+import { passedRuleBreaks } from './rules.js';
+
+/**
+ * `git tune next`: one step, decided from history alone, in the order of
+ * SPEC section 5. Pure.
+ */
+export const NEXT_KINDS = [
+  'dataset', 'config', 'select', 'batch', 'run', 'resume', 'grade', 'void-floor', 'void-rerun',
+  'refused', 'confirm', 'candidate', 'mem-run', 'checkpoint', 'final', 'done', 'final-failed',
+  'stop-batch', 'edit',
+] as const;
+export type NextKind = (typeof NEXT_KINDS)[number];
+
+export interface NextStep {
+  kind: NextKind;
+  message: string;
+  command: string | null;
+  batch: number | null;
+  half: Half | null;
+  run: string | null;
+  notes: string[];
+}
+
+export interface NextInput {
+  state: TuningState;
+  config: Config | null;
+  selection: readonly string[];
+  complexity: (id: string) => Complexity | undefined;
+  /** `.tune/<name>`, for paths in messages. */
+  dir: string;
+}
+
+/** The lowest concurrency at which a VOID run is still re-run (SPEC section 5). */
+export const VOID_FLOOR = 4;
+
+const BATCH_HALF_ORDER: Record<Half, number> = { nomem: 0, mem: 1 };
+
+/** Highest batch, `nomem` before `mem`, then run number. */
+export function latestBatchRun(state: TuningState): RunState | null {
+  let best: RunState | null = null;
+  for (const b of state.batches) {
+    for (const r of b.runs) {
+      if (
+        !best ||
+        r.batch > best.batch ||
+        (r.batch === best.batch && BATCH_HALF_ORDER[r.half!] > BATCH_HALF_ORDER[best.half!]) ||
+        (r.batch === best.batch && r.half === best.half && r.number > best.number)
+      ) {
+        best = r;
+      }
+    }
+  }
+  return best;
+}
+
+export function nextRunNumber(state: TuningState, batch: number, half: Half): number {
+  return Math.max(0, ...halfRuns(state, batch, half).map((r) => r.number)) + 1;
+}
+
+export function planFor(input: NextInput) {
+  const config = input.config!;
+  return planBatch({
+    state: input.state,
+    selection: input.selection,
+    complexity: input.complexity,
+    settings: config,
+  });
+}
+
+function notesFor(input: NextInput): string[] {
+  const notes: string[] = [];
+  const { state, config } = input;
+  if (state.dataset && state.selection && state.selection.selected < state.dataset.cases) {
+    const left = state.dataset.cases - state.selection.selected;
+    notes.push(`limit ${state.selection.selected} of ${state.dataset.cases} cases: ${left} are never tuned against`);
+  }
+  if (config) {
+    const { maxCostUsd, maxTokens } = config.budget;
+    if (maxCostUsd !== null && state.usage.costUsd >= 0.8 * maxCostUsd) {
+      const spent = state.usage.costUsd >= maxCostUsd ? 'spent' : 'nearly spent';
+      notes.push(`budget ${spent}: $${state.usage.costUsd.toFixed(2)} of $${maxCostUsd.toFixed(2)}`);
+    }
+    if (maxTokens !== null && state.usage.tokens >= 0.8 * maxTokens) {
+      const spent = state.usage.tokens >= maxTokens ? 'spent' : 'nearly spent';
+      notes.push(`token budget ${spent}: ${state.usage.tokens} of ${maxTokens} tokens`);
+    }
+  }
+  if (state.warnings.length > 0) notes.push(`history has ${state.warnings.length} step(s) that did not fit: git tune status`);
+  return notes;
+}
+
+type Draft = Omit<NextStep, 'notes' | 'batch' | 'half' | 'run'> & Partial<Pick<NextStep, 'batch' | 'half' | 'run'>>;
+
+export function decideNext(input: NextInput): NextStep {
+  const draft = decide(input);
+  return { batch: null, half: null, run: null, ...draft, notes: notesFor(input) };
+}
+
+function where(run: RunState): Pick<NextStep, 'batch' | 'half' | 'run'> {
+  return { batch: run.half === null ? null : run.batch, half: run.half, run: run.name };
+}
+
+function voidStep(run: RunState, config: Config, rerun: string): Draft {
+  const c = run.concurrency;
+  if (c <= VOID_FLOOR) {
+    return {
+      kind: 'void-floor',
+      message: `${run.name} was VOID at concurrency ${c} (${run.void ?? 'graded VOID'}): this machine cannot run the batch. Stop here, or move to a bigger machine.`,
+      command: null,
+      ...where(run),
+    };
+  }
+  const lower = Math.max(VOID_FLOOR, Math.floor(c / 2));
+  const command = config.concurrency > lower
+    ? `git tune config set concurrency ${lower} && ${rerun}`
+    : `${rerun} --concurrency ${lower}`;
+  return {
+    kind: 'void-rerun',
+    message: `${run.name} was VOID at concurrency ${c} (${run.void ?? 'graded VOID'}): run the same cases again at concurrency ${lower}`,
+    command,
+    ...where(run),
+  };
+}
+
+function decide(input: NextInput): Draft {
+  const { state, config, dir } = input;
+  if (!state.dataset) {
+    return { kind: 'dataset', message: 'import the cases (JSON, JSONL or YAML): git tune dataset import <file>', command: 'git tune dataset import <file>' };
+  }
+  const missing = config ? missingConfig(config) : 'config';
+  if (!config || missing) {
+    const command = missing === 'prose'
+      ? `git tune config set prose '["agents/**/*.md"]'`
+      : `git tune config set runner.command '["node", "agent.js"]'`;
+    return { kind: 'config', message: `set \`${missing}\` in ${dir}/config.yaml (the glob or the command of your project)`, command };
+  }
+  if (!state.selection || state.selection.selected === 0 || input.selection.length === 0) {
+    return { kind: 'select', message: 'order the cases into the selection', command: 'git tune select' };
+  }
+  if (state.batches.length === 0) {
+    return { kind: 'batch', message: 'plan batch 1', command: 'git tune batch', batch: 1 };
+  }
+  const finalRun = state.final[state.final.length - 1];
+  if (finalRun) return decideFinal(finalRun, config);
+
+  const batch = currentBatch(state)!;
+  const latest = latestBatchRun(state);
+  if (!latest || latest.batch < batch.plan.batch) {
+    const name = runName(batch.plan.batch, 'nomem', 1);
+    return {
+      kind: 'run',
+      message: `run batch ${batch.plan.batch} without memory (${batch.plan.new.length} new + ${batch.plan.recheck.length} recheck cases)`,
+      command: 'git tune run', batch: batch.plan.batch, half: 'nomem', run: name,
+    };
+  }
+  const run = latest;
+  if (!run.finished) {
+    return { kind: 'resume', message: `${run.name} started but did not finish: carry on with the cases that have no result`, command: 'git tune run', ...where(run) };
+  }
+  if (!run.grade && run.void === null) {
+    return {
+      kind: 'grade',
+      message: `grade ${run.name}: git tune grade --draft, finish ${dir}/runs/${run.name}/findings.md, then record it`,
+      command: 'git tune grade', ...where(run),
+    };
+  }
+  if (isVoidRun(run)) return voidStep(run, config, 'git tune run');
+
+  const half = run.half!;
+  const pending = state.edits.filter((e) => e.batch === run.batch && e.half === half && e.status === 'pending');
+  const nextNumber = nextRunNumber(state, run.batch, half);
+  const confirm: Draft = {
+    kind: 'confirm',
+    message: `run the same cases again to confirm the pending edit${pending.length === 1 ? '' : 's'} (${pending.map((e) => e.oid.slice(0, 7)).join(', ')})`,
+    command: 'git tune run', batch: run.batch, half, run: runName(run.batch, half, nextNumber),
+  };
+  const grade = run.grade!;
+  if (grade.verdict === 'PASSED') {
+    const breaks = passedRuleBreaks({ state, run, maxRuns: config.maxRuns, maxRetries: config.maxRetries });
+    if (breaks.length > 0) {
+      if (pending.length > 0 && breaks.some((b) => b.rule === 'pending')) return confirm;
+      return {
+        kind: 'refused',
+        message: `PASSED of ${run.name} is refused: ${breaks.map((b) => b.message).join('; ')}`,
+        command: `${breaks.map((b) => b.fix).join(' && ')}${breaks.some((b) => b.rule === 'review') ? '' : ` && git tune grade --verdict PASSED --run ${run.name}`}`,
+        ...where(run),
+      };
+    }
+    if (half === 'nomem') {
+      if (state.candidate?.run !== run.name) {
+        return { kind: 'candidate', message: `build the candidate memory: last good memory + what ${run.name}'s cases wrote`, command: 'git tune memory candidate', ...where(run) };
+      }
+      return {
+        kind: 'mem-run', message: `run batch ${run.batch} with the candidate memory`,
+        command: 'git tune run', batch: run.batch, half: 'mem', run: runName(run.batch, 'mem', 1),
+      };
+    }
+    if (!state.checkpoints.includes(run.batch)) {
+      return { kind: 'checkpoint', message: `make the candidate the last good memory (batch ${run.batch} passed with memory)`, command: 'git tune memory checkpoint', ...where(run) };
+    }
+    const plan = planFor(input);
+    if (plan) {
+      return { kind: 'batch', message: `plan batch ${plan.batch}: ${plan.why}`, command: 'git tune batch', batch: plan.batch };
+    }
+    return { kind: 'final', message: 'every selected case is used and no difficult case is open: run the final check', command: 'git tune final', run: FINAL_RUN };
+  }
+
+  if (countedRuns(halfRuns(state, run.batch, half)) >= config.maxRuns) {
+    const onList = new Set(viewDifficult(state, config.maxRetries).filter((e) => e.status !== 'fixed').map((e) => e.id));
+    const adds = grade.wrong.filter((id) => !onList.has(id)).map((id) => `git tune difficult add ${id} --why wrong`);
+    return {
+      kind: 'stop-batch',
+      message: `${run.name} is the half's run ${config.maxRuns} of ${config.maxRuns} and did not pass: revert unconfirmed and pending edits, list what is still wrong as difficult, write PASSED`,
+      command: ['git tune revert', ...adds, `git tune grade --verdict PASSED --run ${run.name}`].join(' && '),
+      ...where(run),
+    };
+  }
+  if (pending.length > 0) return confirm;
+  const scope = half === 'mem' ? 'memory-policy files' : 'prose';
+  return {
+    kind: 'edit',
+    message: `${run.name} is ${grade.verdict}: edit the ${scope} and write ${dir}/runs/${run.name}/changes.md, then record the edit`,
+    command: 'git tune edit', ...where(run),
+  };
+}
+
+function decideFinal(run: RunState, config: Config): Draft {
+  if (!run.finished) return { kind: 'resume', message: 'the final check started but did not finish: carry on', command: 'git tune final', run: run.name };
+  if (!run.grade && run.void === null) return { kind: 'grade', message: 'grade the final check', command: 'git tune grade', run: run.name };
+  if (isVoidRun(run)) return voidStep(run, config, 'git tune final');
+  if (run.grade!.verdict === 'VERIFIED') return { kind: 'done', message: 'the final check is VERIFIED: the tuning is done', command: null, run: run.name };
+  return { kind: 'final-failed', message: `the final check is ${run.grade!.verdict}: see its findings; the tool does not re-open the tuning`, command: null, run: run.name };
+}

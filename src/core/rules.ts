@@ -1,0 +1,72 @@
+import { viewDifficult } from './difficult.js';
+import { countedRuns, halfRuns, type RunState, type TuningState } from './fold.js';
+
+/**
+ * The rules a PASSED verdict must meet (SPEC 3.4). Each broken rule names
+ * itself and the command that fixes it; `grade` refuses with them and `next`
+ * reports them as `refused` (or `confirm`, when edits wait for a run).
+ */
+export interface RuleBreak {
+  rule: 'review' | 'pending' | 'unreverted' | 'wrong-not-difficult';
+  message: string;
+  fix: string;
+}
+
+export interface PassedRuleInput {
+  state: TuningState;
+  run: RunState;
+  maxRuns: number;
+  maxRetries: number;
+  /** Findings being graded, when they are not yet recorded (grade checks before writing). */
+  review?: boolean;
+  wrong?: readonly string[];
+}
+
+export function reviewHeading(run: RunState): string {
+  return run.half === 'mem' ? '## Memory review' : '## Cost review';
+}
+
+export function passedRuleBreaks(input: PassedRuleInput): RuleBreak[] {
+  const { state, run } = input;
+  const breaks: RuleBreak[] = [];
+  if (run.half === null) return breaks; // the final check is VERIFIED, never PASSED
+  const review = input.review ?? run.grade?.review ?? false;
+  const wrong = input.wrong ?? run.grade?.wrong ?? [];
+  if (!review) {
+    breaks.push({
+      rule: 'review',
+      message: `PASSED needs a \`${reviewHeading(run)}\` section in the findings`,
+      fix: `git tune grade --draft --run ${run.name}`,
+    });
+  }
+  const edits = state.edits.filter((e) => e.batch === run.batch && e.half === run.half);
+  const pending = edits.filter((e) => e.status === 'pending');
+  const unconfirmed = edits.filter((e) => e.status === 'unconfirmed');
+  const atLimit = countedRuns(halfRuns(state, run.batch, run.half)) >= input.maxRuns;
+  if (atLimit) {
+    const left = [...pending, ...unconfirmed];
+    if (left.length > 0) {
+      breaks.push({
+        rule: 'unreverted',
+        message: `the half used all ${input.maxRuns} runs: PASSED needs every unconfirmed and pending edit reverted first (${left.map((e) => e.oid.slice(0, 7)).join(', ')})`,
+        fix: 'git tune revert',
+      });
+    }
+  } else if (pending.length > 0) {
+    breaks.push({
+      rule: 'pending',
+      message: `an edit made after this run is pending (${pending.map((e) => e.oid.slice(0, 7)).join(', ')}): no run has tried it`,
+      fix: 'git tune run',
+    });
+  }
+  const onList = new Set(viewDifficult(state, input.maxRetries).filter((e) => e.status !== 'fixed').map((e) => e.id));
+  const missing = wrong.filter((id) => !onList.has(id));
+  if (missing.length > 0) {
+    breaks.push({
+      rule: 'wrong-not-difficult',
+      message: `PASSED with wrong cases needs each on the difficult list: ${missing.join(', ')}`,
+      fix: missing.map((id) => `git tune difficult add ${id} --why wrong`).join(' && '),
+    });
+  }
+  return breaks;
+}

@@ -1,0 +1,228 @@
+import { DIFFICULT_REASONS, type DifficultReason } from '../contracts/files.js';
+import { formatMessage, parseMessage, trailerValue, trailerValues, type Trailer } from './trailers.js';
+
+/**
+ * Every step kind of the method and its commit message (SPEC section 4).
+ * A step is data; `formatStep` and `parseStep` are the pair that turns it into
+ * the trailers native git shows (`git log --format=%(trailers)`) and back.
+ */
+export const VERDICTS = ['PROGRESS', 'NO CHANGE', 'REGRESSION', 'MIXED', 'CORRECT', 'PASSED', 'VOID', 'VERIFIED', 'FAILED'] as const;
+export type Verdict = (typeof VERDICTS)[number];
+
+export type DifficultChange =
+  | { op: 'add'; id: string; reason: DifficultReason }
+  | { op: 'fix'; id: string };
+
+export type StepData =
+  | { step: 'init'; tuning: string }
+  | { step: 'config'; keys: string[] }
+  | { step: 'dataset'; cases: number; rev: string }
+  | { step: 'select'; selected: number; total: number }
+  | { step: 'plan'; batch: number; size: number; kind: 'new' | 'difficult'; new: string[]; recheck: string[] }
+  | { step: 'run-start'; run: string; concurrency: number }
+  | {
+      step: 'run';
+      run: string;
+      concurrency: number;
+      cases: number;
+      void: string | null;
+      stopped: string | null;
+      tokens: number;
+      costUsd: number;
+    }
+  | { step: 'grade'; run: string; verdict: Verdict; wrong: string[]; review: boolean }
+  | { step: 'edit'; run: string; aims: string[] | null }
+  | { step: 'revert'; reverts: string[] }
+  | { step: 'difficult' }
+  | { step: 'candidate'; run: string }
+  | { step: 'checkpoint'; batch: number }
+  | { step: 'note' };
+
+export type StepKind = StepData['step'];
+export const STEP_KINDS: readonly StepKind[] = [
+  'init', 'config', 'dataset', 'select', 'plan', 'run-start', 'run', 'grade', 'edit', 'revert',
+  'difficult', 'candidate', 'checkpoint', 'note',
+];
+
+export type Step = StepData & { tuning: string; difficult: DifficultChange[] };
+
+const NONE = '(none)';
+
+export function formatIds(ids: readonly string[]): string {
+  return ids.length === 0 ? NONE : ids.join(',');
+}
+
+export function parseIds(value: string | undefined): string[] {
+  if (value === undefined || value === NONE || value === '') return [];
+  return value.split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+function formatDifficult(change: DifficultChange): string {
+  return change.op === 'add' ? `add ${change.id} ${change.reason}` : `fix ${change.id}`;
+}
+
+function parseDifficult(value: string): DifficultChange | null {
+  const parts = value.trim().split(/\s+/);
+  if (parts[0] === 'add' && parts.length === 3 && (DIFFICULT_REASONS as readonly string[]).includes(parts[2]!)) {
+    return { op: 'add', id: parts[1]!, reason: parts[2] as DifficultReason };
+  }
+  if (parts[0] === 'fix' && parts.length === 2) return { op: 'fix', id: parts[1]! };
+  return null;
+}
+
+function stepTrailers(step: Step): Trailer[] {
+  const t: Trailer[] = [['Tune-Tuning', step.tuning], ['Tune-Step', step.step]];
+  switch (step.step) {
+    case 'init':
+    case 'difficult':
+    case 'note':
+      break;
+    case 'config':
+      t.push(['Tune-Keys', step.keys.join(',') || NONE]);
+      break;
+    case 'dataset':
+      t.push(['Tune-Cases', String(step.cases)], ['Tune-Dataset-Rev', step.rev]);
+      break;
+    case 'select':
+      t.push(['Tune-Selected', String(step.selected)], ['Tune-Total', String(step.total)]);
+      break;
+    case 'plan':
+      t.push(
+        ['Tune-Batch', String(step.batch)],
+        ['Tune-Size', String(step.size)],
+        ['Tune-Kind', step.kind],
+        ['Tune-New', formatIds(step.new)],
+        ['Tune-Recheck', formatIds(step.recheck)],
+      );
+      break;
+    case 'run-start':
+      t.push(['Tune-Run', step.run], ['Tune-Concurrency', String(step.concurrency)]);
+      break;
+    case 'run':
+      t.push(
+        ['Tune-Run', step.run],
+        ['Tune-Concurrency', String(step.concurrency)],
+        ['Tune-Cases', String(step.cases)],
+        ['Tune-Tokens', String(step.tokens)],
+        ['Tune-Cost-Usd', step.costUsd.toFixed(6)],
+      );
+      if (step.void !== null) t.push(['Tune-Void', oneLine(step.void)]);
+      if (step.stopped !== null) t.push(['Tune-Stopped', oneLine(step.stopped)]);
+      break;
+    case 'grade':
+      t.push(
+        ['Tune-Run', step.run],
+        ['Tune-Verdict', step.verdict],
+        ['Tune-Wrong', formatIds(step.wrong)],
+        ['Tune-Review', step.review ? 'yes' : 'no'],
+      );
+      break;
+    case 'edit':
+      t.push(['Tune-Run', step.run]);
+      if (step.aims !== null) t.push(['Tune-Aims', formatIds(step.aims)]);
+      break;
+    case 'revert':
+      for (const oid of step.reverts) t.push(['Tune-Reverts', oid]);
+      break;
+    case 'candidate':
+      t.push(['Tune-Run', step.run]);
+      break;
+    case 'checkpoint':
+      t.push(['Tune-Batch', String(step.batch)]);
+      break;
+  }
+  for (const change of step.difficult) t.push(['Tune-Difficult', formatDifficult(change)]);
+  return t;
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, ' ').trim() || 'unknown';
+}
+
+export function formatStep(step: Step, subject: string, body = ''): string {
+  return formatMessage({ subject, body, trailers: stepTrailers(step) });
+}
+
+/** The step a commit message records, or null when it carries no tuning step. */
+export function parseStep(message: string): Step | null {
+  const { trailers } = parseMessage(message);
+  const tuning = trailerValue(trailers, 'Tune-Tuning');
+  const kind = trailerValue(trailers, 'Tune-Step');
+  if (tuning === undefined || kind === undefined) return null;
+  const get = (key: string) => trailerValue(trailers, key);
+  const num = (key: string) => {
+    const v = get(key);
+    const n = v === undefined ? NaN : Number(v);
+    return Number.isFinite(n) ? n : null;
+  };
+  const difficult = trailerValues(trailers, 'Tune-Difficult')
+    .map(parseDifficult)
+    .filter((c): c is DifficultChange => c !== null);
+  const base = { tuning, difficult };
+  const run = get('Tune-Run');
+  switch (kind as StepKind) {
+    case 'init':
+      return { ...base, step: 'init', tuning };
+    case 'difficult':
+      return { ...base, step: 'difficult' };
+    case 'note':
+      return { ...base, step: 'note' };
+    case 'config':
+      return { ...base, step: 'config', keys: parseIds(get('Tune-Keys')) };
+    case 'dataset': {
+      const cases = num('Tune-Cases');
+      return cases === null ? null : { ...base, step: 'dataset', cases, rev: get('Tune-Dataset-Rev') ?? '' };
+    }
+    case 'select': {
+      const selected = num('Tune-Selected');
+      return selected === null ? null : { ...base, step: 'select', selected, total: num('Tune-Total') ?? selected };
+    }
+    case 'plan': {
+      const batch = num('Tune-Batch');
+      const planKind = get('Tune-Kind') === 'difficult' ? 'difficult' : 'new';
+      if (batch === null) return null;
+      const ids = parseIds(get('Tune-New'));
+      return {
+        ...base, step: 'plan', batch, size: num('Tune-Size') ?? ids.length, kind: planKind,
+        new: ids, recheck: parseIds(get('Tune-Recheck')),
+      };
+    }
+    case 'run-start':
+      return run === undefined ? null : { ...base, step: 'run-start', run, concurrency: num('Tune-Concurrency') ?? 1 };
+    case 'run':
+      return run === undefined
+        ? null
+        : {
+            ...base, step: 'run', run,
+            concurrency: num('Tune-Concurrency') ?? 1,
+            cases: num('Tune-Cases') ?? 0,
+            void: get('Tune-Void') ?? null,
+            stopped: get('Tune-Stopped') ?? null,
+            tokens: num('Tune-Tokens') ?? 0,
+            costUsd: num('Tune-Cost-Usd') ?? 0,
+          };
+    case 'grade': {
+      const verdict = get('Tune-Verdict');
+      if (run === undefined || !(VERDICTS as readonly string[]).includes(verdict ?? '')) return null;
+      return {
+        ...base, step: 'grade', run, verdict: verdict as Verdict,
+        wrong: parseIds(get('Tune-Wrong')), review: get('Tune-Review') === 'yes',
+      };
+    }
+    case 'edit': {
+      if (run === undefined) return null;
+      const aims = get('Tune-Aims');
+      return { ...base, step: 'edit', run, aims: aims === undefined ? null : parseIds(aims) };
+    }
+    case 'revert':
+      return { ...base, step: 'revert', reverts: trailerValues(trailers, 'Tune-Reverts') };
+    case 'candidate':
+      return run === undefined ? null : { ...base, step: 'candidate', run };
+    case 'checkpoint': {
+      const batch = num('Tune-Batch');
+      return batch === null ? null : { ...base, step: 'checkpoint', batch };
+    }
+    default:
+      return null;
+  }
+}

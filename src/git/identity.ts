@@ -1,0 +1,99 @@
+import { promises as fs } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { usageError } from '../errors.js';
+import type { Person } from './types.js';
+
+/**
+ * The author and committer, resolved the way git does: GIT_AUTHOR_* /
+ * GIT_COMMITTER_* from the environment, then the repository's config, then
+ * the global config (GIT_CONFIG_GLOBAL, ~/.gitconfig, XDG), then the system
+ * config. isomorphic-git reads only the repository's own config.
+ */
+export type Env = Readonly<Record<string, string | undefined>>;
+
+function parseIni(text: string): Map<string, string> {
+  const values = new Map<string, string>();
+  let section = '';
+  for (const raw of text.split('\n')) {
+    const line = raw.replace(/(^|\s)[;#].*$/, '').trim();
+    if (!line) continue;
+    const header = /^\[\s*([A-Za-z0-9.-]+)(?:\s+"(.*)")?\s*\]$/.exec(line);
+    if (header) {
+      section = header[2] === undefined ? header[1]!.toLowerCase() : `${header[1]!.toLowerCase()}.${header[2]}`;
+      continue;
+    }
+    const kv = /^([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*))?$/.exec(line);
+    if (kv && section) {
+      let value = (kv[2] ?? 'true').trim();
+      if (value.startsWith('"') && value.endsWith('"') && value.length >= 2) value = value.slice(1, -1);
+      values.set(`${section}.${kv[1]!.toLowerCase()}`, value);
+    }
+  }
+  return values;
+}
+
+async function readIni(file: string): Promise<Map<string, string>> {
+  try {
+    return parseIni(await fs.readFile(file, 'utf8'));
+  } catch {
+    return new Map();
+  }
+}
+
+export async function readGitConfigValue(gitdir: string, key: string, env: Env): Promise<string | null> {
+  const files = [path.join(gitdir, 'config')];
+  const home = env.HOME ?? os.homedir();
+  if (env.GIT_CONFIG_GLOBAL) files.push(env.GIT_CONFIG_GLOBAL);
+  else {
+    files.push(path.join(home, '.gitconfig'));
+    files.push(path.join(env.XDG_CONFIG_HOME ?? path.join(home, '.config'), 'git', 'config'));
+  }
+  if (env.GIT_CONFIG_NOSYSTEM !== '1' && env.GIT_CONFIG_NOSYSTEM !== 'true') files.push(env.GIT_CONFIG_SYSTEM ?? '/etc/gitconfig');
+  for (const file of files) {
+    const value = (await readIni(file)).get(key.toLowerCase());
+    if (value !== undefined) return value;
+  }
+  return null;
+}
+
+/** Parses git's date forms we accept: `@<epoch> <tz>`, `<epoch> <tz>`, or ISO 8601. */
+export function parseGitDate(text: string): { timestamp: number; timezoneOffset: number } | null {
+  const raw = /^@?(\d+)(?:\s+([+-])(\d{2}):?(\d{2}))?$/.exec(text.trim());
+  if (raw) {
+    const sign = raw[2] === '-' ? 1 : -1; // isomorphic-git: minutes *behind* UTC
+    const offset = raw[2] ? sign * (Number(raw[3]) * 60 + Number(raw[4])) : 0;
+    return { timestamp: Number(raw[1]), timezoneOffset: offset === 0 ? 0 : offset };
+  }
+  const ms = Date.parse(text);
+  return Number.isNaN(ms) ? null : { timestamp: Math.floor(ms / 1000), timezoneOffset: 0 };
+}
+
+export async function resolveIdentity(
+  gitdir: string,
+  env: Env,
+  now: Date,
+): Promise<{ author: Person; committer: Person }> {
+  const configName = await readGitConfigValue(gitdir, 'user.name', env);
+  const configEmail = await readGitConfigValue(gitdir, 'user.email', env);
+  const person = (role: 'AUTHOR' | 'COMMITTER'): Person => {
+    const name = env[`GIT_${role}_NAME`] ?? configName;
+    const email = env[`GIT_${role}_EMAIL`] ?? configEmail ?? env.EMAIL;
+    if (!name || !email) {
+      throw usageError(
+        'no-identity',
+        'git does not know who you are: no user.name / user.email in the environment, the repository or the global config',
+        'git config --global user.name "Your Name" && git config --global user.email you@example.com',
+      );
+    }
+    const dateText = env[`GIT_${role}_DATE`];
+    const date = dateText ? parseGitDate(dateText) : null;
+    return {
+      name,
+      email,
+      timestamp: date?.timestamp ?? Math.floor(now.getTime() / 1000),
+      timezoneOffset: date?.timezoneOffset ?? 0,
+    };
+  };
+  return { author: person('AUTHOR'), committer: person('COMMITTER') };
+}

@@ -1,0 +1,230 @@
+import { promises as fs } from 'node:fs';
+import nodeFs from 'node:fs';
+import path from 'node:path';
+import git from 'isomorphic-git';
+import { compareAndSwapRef, readRefValue, withIndexLock, writeFileAtomic } from './lockfile.js';
+import type { CommitInfo, FileChange, GitRepo, NewCommit, RefEntry, TreeFile } from './types.js';
+
+type TreeEntry = { mode: string; path: string; oid: string; type: 'blob' | 'tree' | 'commit' };
+
+/**
+ * GitRepo over isomorphic-git. Commits are built from plumbing
+ * (writeBlob/writeTree/writeCommit) because `git.commit` reads the index and
+ * trips over a user's merge conflict; refs move through our own lock-file
+ * compare-and-swap because isomorphic-git's ref writes take no lock.
+ * One `cache` object per process: without it every call re-reads the pack.
+ */
+export class IsoGitRepo implements GitRepo {
+  private readonly cache = {};
+
+  constructor(readonly dir: string, readonly gitdir: string) {}
+
+  private get base() {
+    return { fs: nodeFs, dir: this.dir, gitdir: this.gitdir, cache: this.cache };
+  }
+
+  resolveRef(ref: string): Promise<string | null> {
+    return readRefValue(this.gitdir, ref);
+  }
+
+  async headRef(): Promise<string | null> {
+    const text = (await fs.readFile(path.join(this.gitdir, 'HEAD'), 'utf8')).trim();
+    return text.startsWith('ref: ') ? text.slice(5).trim() : null;
+  }
+
+  async setHeadRef(ref: string): Promise<void> {
+    await writeFileAtomic(path.join(this.gitdir, 'HEAD'), `ref: ${ref}\n`);
+  }
+
+  async listRefs(prefix: string): Promise<RefEntry[]> {
+    const trimmed = prefix.replace(/\/$/, '');
+    const names = await git.listRefs({ ...this.base, filepath: trimmed });
+    const out: RefEntry[] = [];
+    for (const name of names) {
+      const ref = `${trimmed}/${name}`;
+      const oid = await this.resolveRef(ref);
+      if (oid) out.push({ ref, oid });
+    }
+    return out.sort((a, b) => (a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0));
+  }
+
+  async readCommit(oid: string): Promise<CommitInfo> {
+    const { commit } = await git.readCommit({ ...this.base, oid });
+    return { oid, tree: commit.tree, parents: commit.parent, message: commit.message };
+  }
+
+  private async readTree(oid: string): Promise<TreeEntry[]> {
+    const { tree } = await git.readTree({ ...this.base, oid });
+    return tree as TreeEntry[];
+  }
+
+  async treeOidAt(commitOid: string, filepath: string): Promise<string | null> {
+    const { tree } = await this.readCommit(commitOid);
+    let oid = tree;
+    for (const part of filepath.split('/').filter(Boolean)) {
+      const entry = (await this.readTree(oid)).find((e) => e.path === part);
+      if (!entry) return null;
+      oid = entry.oid;
+    }
+    return oid;
+  }
+
+  async readBlobAt(commitOid: string, filepath: string): Promise<Uint8Array | null> {
+    try {
+      const { blob } = await git.readBlob({ ...this.base, oid: commitOid, filepath });
+      return blob;
+    } catch (err) {
+      if ((err as { code?: string }).code === 'NotFoundError') return null;
+      throw err;
+    }
+  }
+
+  async listFiles(commitOid: string, dir: string): Promise<TreeFile[]> {
+    const root = await this.treeOidAt(commitOid, dir);
+    if (!root) return [];
+    const out: TreeFile[] = [];
+    const walk = async (oid: string, prefix: string) => {
+      for (const e of await this.readTree(oid)) {
+        const p = prefix ? `${prefix}/${e.path}` : e.path;
+        if (e.type === 'tree') await walk(e.oid, p);
+        else if (e.type === 'blob') out.push({ path: p, oid: e.oid, mode: e.mode });
+      }
+    };
+    await walk(root, dir.replace(/\/$/, ''));
+    return out;
+  }
+
+  async changedPaths(commitOid: string): Promise<string[]> {
+    const commit = await this.readCommit(commitOid);
+    const parentTree = commit.parents[0] ? (await this.readCommit(commit.parents[0])).tree : null;
+    const out: string[] = [];
+    const diff = async (a: string | null, b: string | null, prefix: string) => {
+      if (a === b) return;
+      const left = new Map((a ? await this.readTree(a) : []).map((e) => [e.path, e]));
+      const right = new Map((b ? await this.readTree(b) : []).map((e) => [e.path, e]));
+      for (const name of new Set([...left.keys(), ...right.keys()])) {
+        const l = left.get(name);
+        const r = right.get(name);
+        if (l?.oid === r?.oid && l?.mode === r?.mode) continue;
+        const p = prefix ? `${prefix}/${name}` : name;
+        const lt = l?.type === 'tree' ? l.oid : null;
+        const rt = r?.type === 'tree' ? r.oid : null;
+        if (lt || rt) await diff(lt, rt, p);
+        if ((l && l.type !== 'tree') || (r && r.type !== 'tree')) out.push(p);
+      }
+    };
+    await diff(parentTree, commit.tree, '');
+    return out.sort();
+  }
+
+  private async buildTree(base: string | null, changes: Map<string, FileChange>): Promise<string | null> {
+    const entries = new Map((base ? await this.readTree(base) : []).map((e) => [e.path, e]));
+    const sub = new Map<string, Map<string, FileChange>>();
+    for (const [p, change] of changes) {
+      const slash = p.indexOf('/');
+      if (slash < 0) {
+        if (change === null) entries.delete(p);
+        else {
+          const blob = typeof change.content === 'string' ? Buffer.from(change.content, 'utf8') : change.content;
+          const oid = await git.writeBlob({ ...this.base, blob });
+          entries.set(p, { mode: change.mode ?? '100644', path: p, oid, type: 'blob' });
+        }
+      } else {
+        const head = p.slice(0, slash);
+        const map = sub.get(head) ?? new Map<string, FileChange>();
+        map.set(p.slice(slash + 1), change);
+        sub.set(head, map);
+      }
+    }
+    for (const [name, map] of sub) {
+      const existing = entries.get(name);
+      const oid = await this.buildTree(existing?.type === 'tree' ? existing.oid : null, map);
+      if (oid === null) entries.delete(name);
+      else entries.set(name, { mode: '040000', path: name, oid, type: 'tree' });
+    }
+    if (entries.size === 0) return null;
+    return git.writeTree({ ...this.base, tree: [...entries.values()] });
+  }
+
+  async writeCommit(commit: NewCommit): Promise<string> {
+    const parentTree = commit.parent ? (await this.readCommit(commit.parent)).tree : null;
+    const tree =
+      (await this.buildTree(parentTree, new Map(commit.changes))) ??
+      (await git.writeTree({ ...this.base, tree: [] }));
+    return git.writeCommit({
+      ...this.base,
+      commit: {
+        message: commit.message,
+        tree,
+        parent: commit.parent ? [commit.parent] : [],
+        author: commit.author,
+        committer: commit.committer,
+      },
+    });
+  }
+
+  compareAndSwapRef(ref: string, oid: string, expected: string | null): Promise<void> {
+    return compareAndSwapRef(this.gitdir, ref, oid, expected);
+  }
+
+  deleteRef(ref: string, expected: string): Promise<void> {
+    return compareAndSwapRef(this.gitdir, ref, null, expected);
+  }
+
+  async checkoutPaths(commitOid: string, paths: readonly string[]): Promise<void> {
+    if (paths.length === 0) return;
+    const files = new Map<string, TreeFile | null>();
+    for (const p of paths) files.set(p, null);
+    const dirs = new Set(paths.map((p) => path.posix.dirname(p)));
+    for (const d of dirs) {
+      const root = d === '.' ? '' : d;
+      for (const f of await this.listFilesShallow(commitOid, root)) if (files.has(f.path)) files.set(f.path, f);
+    }
+    await withIndexLock(this.gitdir, async () => {
+      for (const [filepath, file] of files) {
+        const full = path.join(this.dir, filepath);
+        if (file) {
+          const { blob } = await git.readBlob({ ...this.base, oid: file.oid });
+          await writeFileAtomic(full, blob, file.mode === '100755' ? 0o755 : 0o644);
+          await git.updateIndex({ ...this.base, filepath, add: true });
+        } else {
+          await fs.rm(full, { force: true });
+          await git.updateIndex({ ...this.base, filepath, remove: true, force: true });
+          await removeEmptyDirs(this.dir, path.dirname(full));
+        }
+      }
+    });
+  }
+
+  private async listFilesShallow(commitOid: string, dir: string): Promise<TreeFile[]> {
+    const oid = await this.treeOidAt(commitOid, dir);
+    if (!oid) return [];
+    return (await this.readTree(oid))
+      .filter((e) => e.type === 'blob')
+      .map((e) => ({ path: dir ? `${dir}/${e.path}` : e.path, oid: e.oid, mode: e.mode }));
+  }
+
+  async readConfig(key: string): Promise<string | null> {
+    const value = await git.getConfig({ ...this.base, path: key });
+    return value === undefined || value === null ? null : String(value);
+  }
+
+  async isShallow(): Promise<boolean> {
+    return fs.access(path.join(this.gitdir, 'shallow')).then(
+      () => true,
+      () => false,
+    );
+  }
+}
+
+async function removeEmptyDirs(root: string, dir: string): Promise<void> {
+  let current = dir;
+  while (current.startsWith(root) && current !== root) {
+    try {
+      await fs.rmdir(current);
+    } catch {
+      return;
+    }
+    current = path.dirname(current);
+  }
+}

@@ -1,0 +1,147 @@
+import { randomBytes } from 'node:crypto';
+import { promises as fs, constants } from 'node:fs';
+import path from 'node:path';
+import { TuneError, EXIT } from '../errors.js';
+
+/**
+ * Ref updates that follow git's own lock-file protocol, so git-tune and
+ * native git can move refs side by side: create `<ref>.lock` exclusively,
+ * check the old value, write the new one into the lock, rename it over the
+ * ref. isomorphic-git's own ref writes have no lock (see the notes).
+ */
+const OID = /^[0-9a-f]{40}$/;
+
+async function readPackedRef(gitdir: string, ref: string): Promise<string | null> {
+  let text: string;
+  try {
+    text = await fs.readFile(path.join(gitdir, 'packed-refs'), 'utf8');
+  } catch {
+    return null;
+  }
+  for (const line of text.split('\n')) {
+    if (line.startsWith('#') || line.startsWith('^')) continue;
+    const [oid, name] = line.split(' ');
+    if (name === ref && oid && OID.test(oid)) return oid;
+  }
+  return null;
+}
+
+/** The ref's current value as native git sees it: loose file first, then packed-refs. */
+export async function readRefValue(gitdir: string, ref: string): Promise<string | null> {
+  try {
+    const text = (await fs.readFile(path.join(gitdir, ref), 'utf8')).trim();
+    if (OID.test(text)) return text;
+    if (text.startsWith('ref: ')) return readRefValue(gitdir, text.slice(5).trim());
+    return null;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT' && (err as NodeJS.ErrnoException).code !== 'EISDIR') throw err;
+  }
+  return readPackedRef(gitdir, ref);
+}
+
+async function takeLock(lockPath: string, what: string): Promise<fs.FileHandle> {
+  await fs.mkdir(path.dirname(lockPath), { recursive: true });
+  try {
+    return await fs.open(lockPath, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, 0o644);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') {
+      throw new TuneError('ref-locked', `${what} is locked by another git process (${lockPath} exists)`, {
+        exitCode: EXIT.conflict,
+        hint: `wait for the other command to finish; if none is running, remove the stale lock: rm '${lockPath}'`,
+      });
+    }
+    throw err;
+  }
+}
+
+export async function compareAndSwapRef(gitdir: string, ref: string, oid: string | null, expected: string | null): Promise<void> {
+  const refPath = path.join(gitdir, ref);
+  const lockPath = `${refPath}.lock`;
+  const handle = await takeLock(lockPath, ref);
+  let committed = false;
+  try {
+    const current = await readRefValue(gitdir, ref);
+    if (current !== expected) {
+      throw new TuneError(
+        'ref-moved',
+        `${ref} moved while this command ran (expected ${expected?.slice(0, 7) ?? 'no ref'}, found ${current?.slice(0, 7) ?? 'no ref'})`,
+        { exitCode: EXIT.conflict, hint: 'another command wrote a step first; run `git tune next` and try again' },
+      );
+    }
+    if (oid === null) {
+      await handle.close();
+      await fs.rm(refPath, { force: true });
+      await removePackedRef(gitdir, ref);
+      return;
+    }
+    await handle.writeFile(`${oid}\n`);
+    await handle.sync();
+    await handle.close();
+    await fs.rename(lockPath, refPath);
+    committed = true;
+  } finally {
+    if (!committed) {
+      await handle.close().catch(() => {});
+      await fs.rm(lockPath, { force: true });
+    }
+  }
+}
+
+async function removePackedRef(gitdir: string, ref: string): Promise<void> {
+  const packed = path.join(gitdir, 'packed-refs');
+  let text: string;
+  try {
+    text = await fs.readFile(packed, 'utf8');
+  } catch {
+    return;
+  }
+  const lines = text.split('\n');
+  const out: string[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    if (line.split(' ')[1] === ref) {
+      if (lines[i + 1]?.startsWith('^')) i++;
+      continue;
+    }
+    out.push(line);
+  }
+  if (out.length === lines.length) return;
+  const lock = await takeLock(`${packed}.lock`, 'packed-refs');
+  try {
+    await lock.writeFile(out.join('\n'));
+    await lock.sync();
+    await lock.close();
+    await fs.rename(`${packed}.lock`, packed);
+  } catch (err) {
+    await lock.close().catch(() => {});
+    await fs.rm(`${packed}.lock`, { force: true });
+    throw err;
+  }
+}
+
+/** Runs `fn` while holding `<gitdir>/index.lock`, as native git does around index writes. */
+export async function withIndexLock<T>(gitdir: string, fn: () => Promise<T>): Promise<T> {
+  const lockPath = path.join(gitdir, 'index.lock');
+  const handle = await takeLock(lockPath, 'the index');
+  await handle.close();
+  try {
+    return await fn();
+  } finally {
+    await fs.rm(lockPath, { force: true });
+  }
+}
+
+/** Writes a file so a reader sees the old content or the new, never half. */
+export async function writeFileAtomic(file: string, content: Uint8Array | string, mode = 0o644): Promise<void> {
+  await fs.mkdir(path.dirname(file), { recursive: true });
+  const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const handle = await fs.open(tmp, 'w', mode);
+  try {
+    await handle.writeFile(content);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await fs.chmod(tmp, mode);
+  await fs.rename(tmp, file);
+}

@@ -1,0 +1,72 @@
+/**
+ * The one git interface the product uses. Only files under src/git import a
+ * git library; everything above sees these plain types.
+ */
+export interface Person {
+  name: string;
+  email: string;
+  timestamp: number; // seconds since the epoch
+  timezoneOffset: number; // minutes, as isomorphic-git counts them (UTC+2 is -120)
+}
+
+export interface CommitInfo {
+  oid: string;
+  tree: string;
+  parents: string[];
+  message: string;
+}
+
+export interface TreeFile {
+  path: string;
+  oid: string;
+  mode: string; // '100644', '100755', '120000'
+}
+
+/** A file change inside one commit: new content, or null to delete. */
+export type FileChange = { content: Uint8Array | string; mode?: '100644' | '100755' } | null;
+
+export interface NewCommit {
+  parent: string | null;
+  changes: ReadonlyMap<string, FileChange>;
+  message: string;
+  author: Person;
+  committer: Person;
+}
+
+export interface RefEntry {
+  ref: string;
+  oid: string;
+}
+
+export interface GitRepo {
+  /** The working tree root. */
+  readonly dir: string;
+  readonly gitdir: string;
+
+  resolveRef(ref: string): Promise<string | null>;
+  /** The ref HEAD points at (`refs/heads/…`), or null when detached. */
+  headRef(): Promise<string | null>;
+  setHeadRef(ref: string): Promise<void>;
+  listRefs(prefix: string): Promise<RefEntry[]>;
+
+  readCommit(oid: string): Promise<CommitInfo>;
+  readBlobAt(commitOid: string, path: string): Promise<Uint8Array | null>;
+  /** Every file under `dir` (recursively) in the commit's tree. */
+  listFiles(commitOid: string, dir: string): Promise<TreeFile[]>;
+  /** Paths changed between a commit and its first parent. */
+  changedPaths(commitOid: string): Promise<string[]>;
+  /** The tree entry oid at `path` ('' for the root tree). */
+  treeOidAt(commitOid: string, path: string): Promise<string | null>;
+
+  /** Writes the objects of a commit built on `parent` and returns its id. Moves no ref. */
+  writeCommit(commit: NewCommit): Promise<string>;
+  /** Moves `ref` from `expected` (null: must not exist) to `oid`, or throws a TuneError `ref-moved`. */
+  compareAndSwapRef(ref: string, oid: string, expected: string | null): Promise<void>;
+  deleteRef(ref: string, expected: string): Promise<void>;
+
+  /** Makes index and working tree hold `paths` as they are in `commitOid`. */
+  checkoutPaths(commitOid: string, paths: readonly string[]): Promise<void>;
+  /** Reads a config value from the repository's own config (`user.name`). */
+  readConfig(key: string): Promise<string | null>;
+  isShallow(): Promise<boolean>;
+}
