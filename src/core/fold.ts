@@ -201,7 +201,9 @@ function applyStep(state: TuningState, step: Step, commit: HistoryCommit, index:
       }
       const existing = state.runs.get(step.run);
       if (existing) {
-        existing.concurrency = step.concurrency; // a resumed run records its start again
+        // A resumed run records its start again.
+        existing.concurrency = step.concurrency;
+        existing.stopped = null;
         break;
       }
       let cases: string[];
@@ -240,11 +242,25 @@ function applyStep(state: TuningState, step: Step, commit: HistoryCommit, index:
       run.concurrency = step.concurrency;
       run.void = step.void;
       run.stopped = step.stopped;
-      run.tokens += step.tokens;
-      run.costUsd += step.costUsd;
+      // The run commit carries the whole run's usage; a stop may have counted part of it.
+      state.usage.tokens += step.tokens - run.tokens;
+      state.usage.costUsd += step.costUsd - run.costUsd;
+      run.tokens = step.tokens;
+      run.costUsd = step.costUsd;
       run.runOid = commit.oid;
-      state.usage.tokens += step.tokens;
-      state.usage.costUsd += step.costUsd;
+      break;
+    }
+    case 'run-stop': {
+      const run = state.runs.get(step.run);
+      if (!run || run.finished) {
+        state.warnings.push(`run-stop of ${step.run}, which is not running`);
+        break;
+      }
+      run.stopped = step.reason;
+      state.usage.tokens += step.tokens - run.tokens;
+      state.usage.costUsd += step.costUsd - run.costUsd;
+      run.tokens = step.tokens;
+      run.costUsd = step.costUsd;
       break;
     }
     case 'grade': {

@@ -160,9 +160,7 @@ function decide(input: NextInput): Draft {
     };
   }
   const run = latest;
-  if (!run.finished) {
-    return { kind: 'resume', message: `${run.name} started but did not finish: carry on with the cases that have no result`, command: 'git tune run', ...where(run) };
-  }
+  if (!run.finished) return resumeStep(run, config, 'git tune run');
   if (!run.grade && run.void === null) {
     return {
       kind: 'grade',
@@ -230,8 +228,24 @@ function decide(input: NextInput): Draft {
   };
 }
 
+/** A started run without its run commit: crashed, stopped for the budget, or its sandbox went down. */
+function resumeStep(run: RunState, config: Config, command: string): Draft {
+  const base = { kind: 'resume' as const, ...where(run) };
+  if (run.stopped?.startsWith('budget')) {
+    const { maxCostUsd, maxTokens } = config.budget;
+    const raise = maxCostUsd !== null
+      ? `git tune config set budget.maxCostUsd ${Number((maxCostUsd * 2).toFixed(2))}`
+      : `git tune config set budget.maxTokens ${(maxTokens ?? 0) * 2}`;
+    return { ...base, message: `${run.name} stopped: ${run.stopped}. Raise the budget, then carry on with the cases that have no result`, command: `${raise} && ${command}` };
+  }
+  if (run.stopped) {
+    return { ...base, message: `${run.name} stopped: ${run.stopped}. Fix the runner's sandbox, then carry on with the cases that have no result`, command };
+  }
+  return { ...base, message: `${run.name} started but did not finish: carry on with the cases that have no result`, command };
+}
+
 function decideFinal(run: RunState, config: Config): Draft {
-  if (!run.finished) return { kind: 'resume', message: 'the final check started but did not finish: carry on', command: 'git tune final', run: run.name };
+  if (!run.finished) return resumeStep(run, config, 'git tune final');
   if (!run.grade && run.void === null) return { kind: 'grade', message: 'grade the final check', command: 'git tune grade', run: run.name };
   if (isVoidRun(run)) return voidStep(run, config, 'git tune final');
   if (run.grade!.verdict === 'VERIFIED') return { kind: 'done', message: 'the final check is VERIFIED: the tuning is done', command: null, run: run.name };

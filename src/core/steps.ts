@@ -30,6 +30,7 @@ export type StepData =
       tokens: number;
       costUsd: number;
     }
+  | { step: 'run-stop'; run: string; reason: string; tokens: number; costUsd: number }
   | { step: 'grade'; run: string; verdict: Verdict; wrong: string[]; review: boolean }
   | { step: 'edit'; run: string; aims: string[] | null }
   | { step: 'revert'; reverts: string[] }
@@ -40,7 +41,7 @@ export type StepData =
 
 export type StepKind = StepData['step'];
 export const STEP_KINDS: readonly StepKind[] = [
-  'init', 'config', 'dataset', 'select', 'plan', 'run-start', 'run', 'grade', 'edit', 'revert',
+  'init', 'config', 'dataset', 'select', 'plan', 'run-start', 'run', 'run-stop', 'grade', 'edit', 'revert',
   'difficult', 'candidate', 'checkpoint', 'note',
 ];
 
@@ -108,6 +109,14 @@ function stepTrailers(step: Step): Trailer[] {
       );
       if (step.void !== null) t.push(['Tune-Void', oneLine(step.void)]);
       if (step.stopped !== null) t.push(['Tune-Stopped', oneLine(step.stopped)]);
+      break;
+    case 'run-stop':
+      t.push(
+        ['Tune-Run', step.run],
+        ['Tune-Stopped', oneLine(step.reason)],
+        ['Tune-Tokens', String(step.tokens)],
+        ['Tune-Cost-Usd', step.costUsd.toFixed(6)],
+      );
       break;
     case 'grade':
       t.push(
@@ -200,6 +209,13 @@ export function parseStep(message: string): Step | null {
             stopped: get('Tune-Stopped') ?? null,
             tokens: num('Tune-Tokens') ?? 0,
             costUsd: num('Tune-Cost-Usd') ?? 0,
+          };
+    case 'run-stop':
+      return run === undefined
+        ? null
+        : {
+            ...base, step: 'run-stop', run, reason: get('Tune-Stopped') ?? 'stopped',
+            tokens: num('Tune-Tokens') ?? 0, costUsd: num('Tune-Cost-Usd') ?? 0,
           };
     case 'grade': {
       const verdict = get('Tune-Verdict');
