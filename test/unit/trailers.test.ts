@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { formatMessage, parseMessage, trailerValue, trailerValues, type CommitMessage } from '../../src/core/trailers.js';
+
+describe('trailers: formatMessage / parseMessage', () => {
+  const roundTrips: Array<[string, CommitMessage]> = [
+    ['subject only', { subject: 'tune(demo): init', body: '', trailers: [] }],
+    ['subject and trailers', { subject: 'tune(demo): run', body: '', trailers: [['Tune-Step', 'run'], ['Tune-Run', 'batch03-nomem-run2']] }],
+    [
+      'subject, two-paragraph body and trailers',
+      {
+        subject: 'tune(demo): plan batch 2',
+        body: 'batch 1 went smoothly: 3 → 6\n\nsecond paragraph, with: a colon',
+        trailers: [['Tune-Tuning', 'demo'], ['Tune-Step', 'plan']],
+      },
+    ],
+    ['a repeated key keeps its order', { subject: 's', body: 'b', trailers: [['Tune-Reverts', 'aaa'], ['Tune-Other', 'x'], ['Tune-Reverts', 'bbb']] }],
+    ['an empty value', { subject: 's', body: '', trailers: [['Tune-Keys', '']] }],
+  ];
+
+  for (const [name, message] of roundTrips) {
+    it(`round-trips: ${name}`, () => {
+      const text = formatMessage(message);
+      expect(text.endsWith('\n')).toBe(true);
+      expect(parseMessage(text)).toEqual(message);
+    });
+  }
+
+  it('writes trailers as the last paragraph, one `Key: value` per line', () => {
+    const text = formatMessage({ subject: 'tune(demo): grade', body: 'why', trailers: [['Tune-Step', 'grade'], ['Tune-Verdict', 'NO CHANGE']] });
+    expect(text).toBe('tune(demo): grade\n\nwhy\n\nTune-Step: grade\nTune-Verdict: NO CHANGE\n');
+  });
+
+  it('reads a message written by native git (CRLF, extra blank lines at the end)', () => {
+    const parsed = parseMessage('subject\r\n\r\nbody line\r\n\r\nTune-Step: note\r\nTune-Tuning: demo\r\n\r\n\r\n');
+    expect(parsed).toEqual({ subject: 'subject', body: 'body line', trailers: [['Tune-Step', 'note'], ['Tune-Tuning', 'demo']] });
+  });
+
+  it('does not take a last paragraph as trailers when one of its lines is not a trailer', () => {
+    const parsed = parseMessage('subject\n\nTune-Step: run\nthis line is prose\n');
+    expect(parsed.trailers).toEqual([]);
+    expect(parsed.body).toBe('Tune-Step: run\nthis line is prose');
+  });
+
+  it('never takes the subject as trailers', () => {
+    expect(parseMessage('Tune-Step: run\n')).toEqual({ subject: 'Tune-Step: run', body: '', trailers: [] });
+  });
+
+  it('refuses a trailer key or value that would not read back', () => {
+    expect(() => formatMessage({ subject: 's', body: '', trailers: [['Bad Key', 'v']] })).toThrow(/invalid trailer/);
+    expect(() => formatMessage({ subject: 's', body: '', trailers: [['Key', 'two\nlines']] })).toThrow(/invalid trailer/);
+  });
+
+  it('looks trailers up case-insensitively', () => {
+    const trailers = [['Tune-Reverts', 'a'], ['tune-reverts', 'b'], ['Tune-Run', 'r']] as const;
+    expect(trailerValue([...trailers], 'TUNE-RUN')).toBe('r');
+    expect(trailerValue([...trailers], 'Tune-Missing')).toBeUndefined();
+    expect(trailerValues([...trailers], 'Tune-Reverts')).toEqual(['a', 'b']);
+  });
+});
