@@ -66,7 +66,11 @@ export function parseGitDate(text: string): { timestamp: number; timezoneOffset:
     return { timestamp: Number(raw[1]), timezoneOffset: offset === 0 ? 0 : offset };
   }
   const ms = Date.parse(text);
-  return Number.isNaN(ms) ? null : { timestamp: Math.floor(ms / 1000), timezoneOffset: 0 };
+  if (Number.isNaN(ms)) return null;
+  // Keep the zone the date was written in, as native git records it (`-04:00` → `-0400`).
+  const zone = /([+-])(\d{2}):?(\d{2})$/.exec(text.trim());
+  const offset = zone ? (zone[1] === '-' ? 1 : -1) * (Number(zone[2]) * 60 + Number(zone[3])) : 0;
+  return { timestamp: Math.floor(ms / 1000), timezoneOffset: offset === 0 ? 0 : offset };
 }
 
 export async function resolveIdentity(
