@@ -11,6 +11,7 @@ export const EXIT = {
   conflict: 4,
   runner: 5,
   notVerified: 6,
+  interrupted: 130,
 } as const;
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];

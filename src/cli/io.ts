@@ -9,6 +9,8 @@ export interface CommandIO {
   cwd: string;
   env: Env;
   now: Date;
+  /** The live clock, for durations and for commits made long after the command started. */
+  clock: () => Date;
   out: (text: string) => void;
   err: (text: string) => void;
   isTTY: boolean;
@@ -19,6 +21,7 @@ export function processIO(): CommandIO {
     cwd: process.cwd(),
     env: process.env,
     now: new Date(),
+    clock: () => new Date(),
     out: (text) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
     err: (text) => process.stderr.write(text.endsWith('\n') ? text : `${text}\n`),
     isTTY: Boolean(process.stdout.isTTY) && !process.env.NO_COLOR,

@@ -98,6 +98,40 @@ export function buildProgram(): Command {
     .action(lazy(() => import('./commands/batch.js'), (m) => m.run as Action));
 
   program
+    .command('run')
+    .description('run what is due (batch, half, run number): every case of it, at most `concurrency` at once; the run becomes a tagged commit')
+    .option('--concurrency <n>', 'cases at once for this run (default: config concurrency)')
+    .option('--target <name>', 'run against one of the configured target models')
+    .addOption(json())
+    .addHelpText('after', `\nA run refuses to start over uncommitted prose edits, and when the budget is spent.\nCtrl-C stops launching cases; finished ones are kept, and \`git tune run\` resumes.`)
+    .action(lazy(() => import('./commands/run.js'), (m) => m.run as Action));
+
+  program
+    .command('final')
+    .description('run the final check: the whole selection with the last good memory, nothing changed')
+    .option('--concurrency <n>', 'cases at once (default: config concurrency)')
+    .option('--target <name>', 'run against one of the configured target models')
+    .addOption(json())
+    .action(lazy(() => import('./commands/run.js'), (m) => m.final as Action));
+
+  program
+    .command('show <run> [case]')
+    .description('a run: its cases, answers, usage and verdict so far; with a case, that case; --log its stdout/stderr')
+    .option('--log', "the case's captured stdout, stderr and raw result")
+    .addOption(json())
+    .addOption(tuningOpt())
+    .addHelpText('after', `\nExamples:\n  git tune show batch01-nomem-run1\n  git tune show batch01-nomem-run1 billing-refund-03 --log`)
+    .action(lazy(() => import('./commands/show.js'), (m) => m.run as Action));
+
+  program
+    .command('report <run>')
+    .description('the per-case table of a run: right/wrong, rubric, tokens, calls, memory, time, cost')
+    .option('--vs <run>', 'compare with an earlier run of the same cases')
+    .addOption(json())
+    .addOption(tuningOpt())
+    .action(lazy(() => import('./commands/report.js'), (m) => m.run as Action));
+
+  program
     .command('import <dir>')
     .description('turn a folder-based tuning (a finetune/ folder) into a tuning branch whose history replays it')
     .option('--name <name>', 'the tuning name (default: the folder name)')

@@ -1,0 +1,60 @@
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { matcher } from '../core/glob.js';
+import type { GitRepo } from '../git/types.js';
+
+/**
+ * The prose files of a tuning (the `prose` and `memoryPolicy` globs) and
+ * whether the working tree holds them exactly as committed.
+ */
+function staticPrefix(glob: string): string {
+  const parts = glob.replace(/^\.\//, '').split('/');
+  const fixed: string[] = [];
+  for (const part of parts.slice(0, -1)) {
+    if (/[*?{[]/.test(part)) break;
+    fixed.push(part);
+  }
+  return fixed.join('/');
+}
+
+async function walk(root: string, rel: string, out: string[]): Promise<void> {
+  let entries: import('node:fs').Dirent[];
+  try {
+    entries = await fs.readdir(path.join(root, rel), { withFileTypes: true });
+  } catch {
+    return;
+  }
+  for (const e of entries) {
+    const r = rel ? `${rel}/${e.name}` : e.name;
+    if (e.isDirectory()) {
+      if (e.name === '.git' || e.name === 'node_modules') continue;
+      await walk(root, r, out);
+    } else out.push(r);
+  }
+}
+
+/** Paths under the globs that differ between the working tree and `commit` (changed, added, deleted). */
+export async function uncommittedProse(repo: GitRepo, commit: string, globs: readonly string[]): Promise<string[]> {
+  if (globs.length === 0) return [];
+  const isProse = matcher(globs);
+  const prefixes = [...new Set(globs.map(staticPrefix))];
+  const committed = new Map<string, string>();
+  const onDisk = new Set<string>();
+  for (const prefix of prefixes) {
+    for (const f of await repo.listFiles(commit, prefix)) if (isProse(f.path)) committed.set(f.path, f.oid);
+    const found: string[] = [];
+    await walk(repo.dir, prefix, found);
+    for (const f of found) if (isProse(f)) onDisk.add(f);
+  }
+  const dirty: string[] = [];
+  for (const file of new Set([...committed.keys(), ...onDisk])) {
+    if (!committed.has(file) || !onDisk.has(file)) {
+      dirty.push(file);
+      continue;
+    }
+    const blob = await repo.readBlobAt(commit, file);
+    const disk = await fs.readFile(path.join(repo.dir, file));
+    if (!blob || Buffer.compare(Buffer.from(blob), disk) !== 0) dirty.push(file);
+  }
+  return dirty.sort();
+}

@@ -1,0 +1,48 @@
+import { z } from 'zod';
+import { caseResultSchema, memoryWriteSchema, runMetaSchema, type CaseResult, type MemoryWrite, type RunMeta } from '../contracts/result.js';
+import { batchCases } from '../core/fold.js';
+import { parseRunName, tagRef } from '../core/names.js';
+import { usageError } from '../errors.js';
+import { RunStore } from '../run/store.js';
+import { readText, type Tuning } from './tuning.js';
+
+/** A run's recorded results: from its run commit, or, while it runs, from the local store. */
+export interface RunResults {
+  run: string;
+  finished: boolean;
+  meta: RunMeta | null;
+  results: CaseResult[];
+  writes: Record<string, MemoryWrite[]>;
+  cases: string[];
+}
+
+export function requireRun(tuning: Tuning, run: string) {
+  const state = tuning.state.runs.get(run);
+  if (!parseRunName(run) || !state) {
+    const known = [...tuning.state.runs.keys()];
+    throw usageError('no-such-run', `tuning ${tuning.name} has no run ${run}`, known.length ? `git tune show ${known[known.length - 1]}   # runs: ${known.join(', ')}` : 'git tune run');
+  }
+  return state;
+}
+
+export async function readRunResults(tuning: Tuning, run: string): Promise<RunResults> {
+  const state = requireRun(tuning, run);
+  if (state.finished && state.runOid) {
+    const commit = (await tuning.repo.resolveRef(tagRef(tuning.name, run))) ?? state.runOid;
+    const dir = `${tuning.dir}/runs/${run}`;
+    const results = z.array(caseResultSchema).parse(JSON.parse((await readText(tuning.repo, commit, `${dir}/results.json`)) ?? '[]'));
+    const metaText = await readText(tuning.repo, commit, `${dir}/run.json`);
+    const writesText = await readText(tuning.repo, commit, `${dir}/memory-writes.json`);
+    return {
+      run, finished: true, results, cases: results.map((r) => r.id),
+      meta: metaText ? runMetaSchema.parse(JSON.parse(metaText)) : null,
+      writes: writesText ? z.record(z.string(), z.array(memoryWriteSchema)).parse(JSON.parse(writesText)) : {},
+    };
+  }
+  const id = parseRunName(run)!;
+  const cases = id.kind === 'final' ? (tuning.selection?.ids ?? []) : batchCases(tuning.state.batches.find((b) => b.plan.batch === id.batch)!.plan);
+  const stored = await new RunStore(tuning.repo.gitdir, tuning.name, run).load(cases);
+  const writes: Record<string, MemoryWrite[]> = {};
+  for (const [cid, s] of stored) if (s.writes.length) writes[cid] = s.writes;
+  return { run, finished: false, meta: null, results: cases.map((c) => stored.get(c)?.result).filter((r): r is CaseResult => !!r), writes, cases };
+}

@@ -1,0 +1,263 @@
+import os from 'node:os';
+import path from 'node:path';
+import { promises as fs } from 'node:fs';
+import type { Case } from '../contracts/dataset.js';
+import type { CaseResult, MemoryWrite, RunMeta } from '../contracts/result.js';
+import { batchCases, type RunState } from '../core/fold.js';
+import { FINAL_RUN, parseRunName } from '../core/names.js';
+import type { NextStep } from '../core/next.js';
+import { EXIT, historyError, TuneError, usageError } from '../errors.js';
+import type { Env } from '../git/identity.js';
+import { runCase } from '../run/case.js';
+import { writeRunLogs } from '../run/logs.js';
+import type { MemoryFile } from '../run/memory.js';
+import { runPool } from '../run/pool.js';
+import { createProgress } from '../run/progress.js';
+import { killAll } from '../run/process.js';
+import { RunStore } from '../run/store.js';
+import { commitStep, targetOf } from './commit.js';
+import { nextFor } from './decide.js';
+import { requireOnBranch } from './guards.js';
+import { uncommittedProse } from './prose.js';
+import { loadTuning, type Tuning } from './tuning.js';
+
+/**
+ * `git tune run` / `git tune final`: run what is due, case by case, keep each
+ * result as it ends, and record the run as one tagged commit (SPEC 3.3, 6).
+ */
+export interface RunOptions {
+  final: boolean;
+  concurrency?: number;
+  target?: string;
+}
+
+export interface RunContext {
+  env: Env;
+  now: Date;
+  clock: () => Date;
+  err: (text: string) => void;
+  isTTY: boolean;
+  /** Set to true (by a signal handler) to stop launching cases. */
+  interrupted: { value: boolean };
+}
+
+export interface RunOutcome {
+  run: string;
+  finished: boolean;
+  results: CaseResult[];
+  void: string | null;
+  stopped: string | null;
+  commit: string | null;
+}
+
+const RUN_KINDS = new Set(['run', 'resume', 'confirm', 'mem-run', 'void-rerun']);
+
+/** Which run `git tune run` (or `final`) starts or resumes now, from `next`. */
+export function dueRun(tuning: Tuning, step: NextStep, final: boolean): { name: string; resume: boolean } {
+  const state = tuning.state;
+  if (final) {
+    const last = state.final[state.final.length - 1];
+    if (last && !last.finished) return { name: last.name, resume: true };
+    if (step.kind === 'final') return { name: FINAL_RUN, resume: false };
+    if (last && step.kind === 'void-rerun') {
+      throw historyError('final-void', 'the final check was VOID; re-running a VOID final check is not supported yet', 'git tune final --concurrency 4');
+    }
+    throw historyError('final-not-due', `the final check is not due: ${step.message}`, step.command ?? undefined);
+  }
+  if (!RUN_KINDS.has(step.kind) || step.run === null || step.run === FINAL_RUN) {
+    throw historyError('run-not-due', `no run is due: ${step.message}`, step.command ?? undefined);
+  }
+  if (step.kind === 'resume') return { name: step.run, resume: true };
+  if (step.kind === 'void-rerun') {
+    const id = parseRunName(step.run);
+    if (id?.kind !== 'batch') throw historyError('run-not-due', step.message);
+    const numbers = state.batches.find((b) => b.plan.batch === id.batch)!.runs.filter((r) => r.half === id.half).map((r) => r.number);
+    return { name: `batch${String(id.batch).padStart(2, '0')}-${id.half}-run${Math.max(...numbers) + 1}`, resume: false };
+  }
+  return { name: step.run, resume: false };
+}
+
+function casesOf(tuning: Tuning, name: string): string[] {
+  const id = parseRunName(name);
+  if (!id) throw new Error(`bad run name ${name}`);
+  if (id.kind === 'final') return tuning.selection?.ids ?? [];
+  const batch = tuning.state.batches.find((b) => b.plan.batch === id.batch);
+  if (!batch) throw historyError('no-plan', `batch ${id.batch} was never planned`, 'git tune batch');
+  return batchCases(batch.plan);
+}
+
+async function memoryFor(tuning: Tuning, name: string): Promise<MemoryFile[]> {
+  const id = parseRunName(name)!;
+  const source = id.kind === 'final' ? 'last-good' : id.half === 'mem' ? 'candidate' : null;
+  if (source === null) return [];
+  const dir = `${tuning.dir}/memory/${source}`;
+  const files = await tuning.repo.listFiles(tuning.tip, dir);
+  const out: MemoryFile[] = [];
+  for (const f of files) {
+    const content = await tuning.repo.readBlobAt(tuning.tip, f.path);
+    if (content) out.push({ path: f.path.slice(dir.length + 1), content });
+  }
+  return out;
+}
+
+function budgetLeft(tuning: Tuning, spent: { tokens: number; costUsd: number }): string | null {
+  const { maxCostUsd, maxTokens } = tuning.config!.budget;
+  if (maxCostUsd !== null && spent.costUsd >= maxCostUsd) return `budget spent: $${spent.costUsd.toFixed(4)} of $${maxCostUsd}`;
+  if (maxTokens !== null && spent.tokens >= maxTokens) return `budget spent: ${spent.tokens} of ${maxTokens} tokens`;
+  return null;
+}
+
+function voidReason(results: readonly CaseResult[]): string | null {
+  const voids = results.filter((r) => r.status === 'void');
+  if (voids.length === 0) return null;
+  const first = voids[0]!;
+  return `${voids.length} case${voids.length === 1 ? '' : 's'} void (${first.id}: ${first.void})`;
+}
+
+export async function executeRun(cwd: string, tuningName: string | undefined, opts: RunOptions, ctx: RunContext): Promise<RunOutcome> {
+  let tuning = await loadTuning((await import('../git/open.js').then((m) => m.openRepo(cwd))), tuningName);
+  requireOnBranch(tuning);
+  const config = tuning.config;
+  if (!config?.runner) throw usageError('no-runner', 'no runner is configured', `git tune config set runner.command 'node agent.js'`);
+  const step = nextFor(tuning);
+  const { name, resume } = dueRun(tuning, step, opts.final);
+  const dirty = await uncommittedProse(tuning.repo, tuning.tip, [...config.prose, ...config.memoryPolicy]);
+  if (dirty.length > 0) {
+    throw usageError('prose-not-committed', `prose has uncommitted changes: ${dirty.join(', ')}; a run uses the prose exactly as committed`,
+      'git tune edit   # records them as an edit of the latest graded run (or: git stash)');
+  }
+  const target = opts.target ? config.targets.find((t) => t.name === opts.target) : null;
+  if (opts.target && !target) {
+    throw usageError('no-such-target', `no target named ${opts.target}`, `git tune config   # targets: ${config.targets.map((t) => t.name).join(', ') || 'none'}`);
+  }
+  const concurrency = opts.concurrency ?? config.concurrency;
+  const ids = casesOf(tuning, name);
+  const dataset = new Map((await tuning.loadDataset()).map((c) => [c.id, c]));
+  const missing = ids.filter((id) => !dataset.has(id));
+  if (missing.length > 0) {
+    throw historyError('cases-missing', `the dataset no longer holds ${missing.length} case(s) of ${name}: ${missing.slice(0, 5).join(', ')}`, 'git tune dataset import <file>   # with those cases back');
+  }
+  const store = new RunStore(tuning.repo.gitdir, tuning.name, name);
+  const stored = await store.load(ids);
+  const partial = [...stored.values()].reduce((acc, s) => ({ tokens: acc.tokens + s.result.tokens, costUsd: acc.costUsd + s.result.costUsd }), { tokens: 0, costUsd: 0 });
+  const runState: RunState | undefined = tuning.state.runs.get(name);
+  const usedBefore = {
+    tokens: tuning.state.usage.tokens - (runState?.tokens ?? 0) + partial.tokens,
+    costUsd: tuning.state.usage.costUsd - (runState?.costUsd ?? 0) + partial.costUsd,
+  };
+  const spent = budgetLeft(tuning, usedBefore);
+  if (spent) {
+    throw new TuneError('budget-spent', `${name} cannot start: ${spent}`, {
+      exitCode: EXIT.history,
+      hint: config.budget.maxCostUsd !== null ? `git tune config set budget.maxCostUsd ${Number((config.budget.maxCostUsd * 2).toFixed(2))}` : `git tune config set budget.maxTokens ${(config.budget.maxTokens ?? 0) * 2}`,
+    });
+  }
+
+  const startedAt = ctx.clock().toISOString();
+  // The run's trace in history comes first: after a crash, `next` says resume.
+  await commitStep(targetOf(tuning), {
+    step: { step: 'run-start', tuning: tuning.name, run: name, concurrency, difficult: [] },
+    subject: `tune(${tuning.name}): ${resume ? 'resume' : 'start'} ${name} (${ids.length - stored.size} of ${ids.length} cases to run, concurrency ${concurrency})`,
+    changes: new Map(),
+  }, { env: ctx.env, now: ctx.clock() });
+  tuning = await loadTuning(tuning.repo, tuning.name);
+
+  const memory = await memoryFor(tuning, name);
+  const scratch = await fs.mkdtemp(path.join(os.tmpdir(), `git-tune-${name}-`));
+  const todo = ids.filter((id) => !stored.has(id)).map((id) => dataset.get(id)!) as Case[];
+  const progress = createProgress(name, ids.length, stored.size, ctx.err, ctx.isTTY);
+  let stopped: string | null = null;
+  const running = { ...usedBefore };
+  try {
+    await runPool(todo, concurrency, async (item) => {
+      progress.started(item.id);
+      const outcome = await runCase({
+        root: tuning.repo.dir, run: name, runner: config.runner!, target: target ?? null, memory,
+        scratch, logDir: store.logDir, env: ctx.env, now: ctx.clock,
+      }, item);
+      await store.save(outcome.result, outcome.writes, outcome.rawResult);
+      stored.set(item.id, { result: outcome.result, writes: outcome.writes, rawResult: outcome.rawResult });
+      progress.finished(outcome.result);
+      running.tokens += outcome.result.tokens;
+      running.costUsd += outcome.result.costUsd;
+      if (outcome.result.sandboxDown && !stopped) stopped = `sandbox down: ${outcome.result.sandboxDown}`;
+      stopped ??= budgetLeft(tuning, running);
+    }, () => stopped !== null || ctx.interrupted.value);
+  } finally {
+    progress.done();
+    await fs.rm(scratch, { recursive: true, force: true }).catch(() => {});
+  }
+
+  // A runner works in the repository root; whatever it changed of the prose
+  // (clean before the run) is put back, so the recorded run matches its commit.
+  const touched = await uncommittedProse(tuning.repo, tuning.tip, [...config.prose, ...config.memoryPolicy]);
+  if (touched.length > 0) {
+    await tuning.repo.checkoutPaths(tuning.tip, touched);
+    ctx.err(`warning: the runner changed files of the repository; restored from ${tuning.tip.slice(0, 7)}: ${touched.join(', ')}\n`);
+  }
+  const results = ids.map((id) => stored.get(id)?.result).filter((r): r is CaseResult => r !== undefined);
+  const runUsage = results.reduce((acc, r) => ({ tokens: acc.tokens + r.tokens, costUsd: acc.costUsd + r.costUsd }), { tokens: 0, costUsd: 0 });
+  if (results.length < ids.length) {
+    if (stopped) {
+      await commitStep(targetOf(tuning), {
+        step: { step: 'run-stop', tuning: tuning.name, run: name, reason: stopped, tokens: runUsage.tokens, costUsd: runUsage.costUsd, difficult: [] },
+        subject: `tune(${tuning.name}): ${name} stopped after ${results.length} of ${ids.length} cases (${stopped})`,
+        changes: new Map(),
+      }, { env: ctx.env, now: ctx.clock() });
+    }
+    return { run: name, finished: false, results, void: null, stopped: stopped ?? 'interrupted', commit: null };
+  }
+
+  const reason = voidReason(results);
+  const meta: RunMeta = {
+    run: name, tuning: tuning.name, cases: ids, concurrency,
+    runner: config.runner.command, target: target?.name ?? null,
+    machine: { platform: os.platform(), arch: os.arch(), cpus: os.cpus().length, node: process.version },
+    startedAt: [startedAt, ...results.map((r) => r.startedAt)].sort()[0]!,
+    finishedAt: ctx.clock().toISOString(), void: reason, stopped: null,
+    ...(touched.length > 0 ? { repositoryWrites: touched } : {}),
+  };
+  const writes: Record<string, MemoryWrite[]> = {};
+  for (const id of ids) {
+    const w = stored.get(id)!.writes;
+    if (w.length > 0) writes[id] = w;
+  }
+  const runDir = `${tuning.dir}/runs/${name}`;
+  const changes = new Map([
+    [`${runDir}/run.json`, { content: `${JSON.stringify(meta, null, 2)}\n` }],
+    [`${runDir}/results.json`, { content: `${JSON.stringify(results, null, 2)}\n` }],
+  ]);
+  if (Object.keys(writes).length > 0) changes.set(`${runDir}/memory-writes.json`, { content: `${JSON.stringify(writes, null, 2)}\n` });
+  await writeRunLogs(tuning.repo, tuning.name, name, ids.map((id) => ({
+    id, stdoutFile: path.join(store.logDir, `${id}.stdout`), stderrFile: path.join(store.logDir, `${id}.stderr`),
+    rawResult: stored.get(id)!.rawResult,
+  })), { env: ctx.env, now: ctx.clock() });
+  const right = results.filter((r) => r.right === true).length;
+  const commit = await commitStep(targetOf(tuning), {
+    step: {
+      step: 'run', tuning: tuning.name, run: name, concurrency, cases: ids.length, void: reason, stopped: null,
+      tokens: runUsage.tokens, costUsd: runUsage.costUsd, difficult: [],
+    },
+    subject: `tune(${tuning.name}): ${name}: ${reason ? 'VOID' : `${right}/${ids.length} right by checks`}, ${runUsage.tokens} tokens`,
+    changes,
+    tags: [name],
+  }, { env: ctx.env, now: ctx.clock() });
+  await store.remove();
+  return { run: name, finished: true, results, void: reason, stopped: null, commit };
+}
+
+export function interruptOnSignals(flag: { value: boolean }, err: (s: string) => void): () => void {
+  let count = 0;
+  const handler = () => {
+    count++;
+    flag.value = true;
+    if (count === 1) err('\nstopping: no new case starts; the running ones finish and are kept (Ctrl-C again to kill them)\n');
+    else killAll('SIGKILL');
+  };
+  process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
+  return () => {
+    process.off('SIGINT', handler);
+    process.off('SIGTERM', handler);
+  };
+}

@@ -1,0 +1,61 @@
+import { readRunResults, requireRun } from '../../app/results.js';
+import { openTuning } from '../../app/tuning.js';
+import { caseRows, renderCaseTable, rightText } from '../../core/report.js';
+import { usageError } from '../../errors.js';
+import { readCaseLog } from '../../run/logs.js';
+import { RunStore } from '../../run/store.js';
+import { printJson, type CommandIO } from '../io.js';
+
+export interface ShowOptions {
+  log?: boolean;
+  json?: boolean;
+  tuning?: string;
+}
+
+export async function run(io: CommandIO, runName: string, caseId: string | undefined, opts: ShowOptions): Promise<void> {
+  const tuning = await openTuning(io.cwd, opts.tuning);
+  const state = requireRun(tuning, runName);
+  const data = await readRunResults(tuning, runName);
+  const verdict = state.grade?.verdict ?? (state.void ? 'VOID' : null);
+  if (!caseId) {
+    if (opts.log) throw usageError('log-needs-case', '--log shows one case: name it', `git tune show ${runName} <case> --log`);
+    if (opts.json) {
+      printJson(io, { run: runName, finished: data.finished, verdict, void: state.void, meta: data.meta, results: data.results, pending: data.cases.filter((c) => !data.results.some((r) => r.id === c)) });
+      return;
+    }
+    io.out(`${runName}: ${data.finished ? 'finished' : 'not finished'}; verdict ${verdict ?? 'not graded yet'}${state.void ? ` (${state.void})` : ''}; ${data.results.length}/${data.cases.length} cases have results`);
+    if (data.meta) io.out(`runner ${data.meta.runner.join(' ')}; concurrency ${data.meta.concurrency}; ${data.meta.startedAt} → ${data.meta.finishedAt}`);
+    io.out('');
+    io.out(renderCaseTable(caseRows(data.results), false));
+    return;
+  }
+  const result = data.results.find((r) => r.id === caseId);
+  if (!data.cases.includes(caseId)) throw usageError('no-such-case', `${runName} has no case ${caseId}`, `git tune show ${runName}`);
+  if (opts.log) {
+    const store = new RunStore(tuning.repo.gitdir, tuning.name, runName);
+    const read = async (stream: 'stdout' | 'stderr') =>
+      data.finished ? readCaseLog(tuning.repo, tuning.name, runName, caseId, stream) : store.readLog(caseId, stream);
+    const [stdout, stderr] = [await read('stdout'), await read('stderr')];
+    const raw = data.finished ? await readCaseLog(tuning.repo, tuning.name, runName, caseId, 'result.json') : null;
+    if (opts.json) printJson(io, { run: runName, case: caseId, stdout, stderr, result: raw });
+    else io.out(`--- stdout\n${stdout ?? '(none kept)'}\n--- stderr\n${stderr ?? '(none kept)'}${raw ? `\n--- result.json\n${raw}` : ''}`);
+    return;
+  }
+  if (!result) {
+    io.out(`${caseId}: no result yet in ${runName}`);
+    return;
+  }
+  if (opts.json) {
+    printJson(io, { run: runName, ...result, memoryWriteDetails: data.writes[caseId] ?? [] });
+    return;
+  }
+  const lines = [
+    `${runName} / ${caseId}: ${rightText(result.right, result.status)}${result.error ? ` (error: ${result.error})` : ''}${result.void ? ` (void: ${result.void})` : ''}`,
+    `answer: ${typeof result.answer === 'string' ? result.answer : JSON.stringify(result.answer, null, 2)}`,
+    ...result.checks.map((c) => `check ${c.type}: ${c.pass ? 'pass' : `FAIL${c.detail ? ` (${c.detail})` : ''}`}`),
+    `tokens ${result.tokens}, cost $${result.costUsd.toFixed(4)}, llm calls ${result.llmCalls}, tool calls ${result.toolCalls}, memory reads ${result.memoryReads}, ${(result.durationMs / 1000).toFixed(1)}s, exit ${result.exitCode ?? result.signal}`,
+    `memory writes: ${result.memoryWrites.added} added, ${result.memoryWrites.changed} changed, ${result.memoryWrites.deleted} deleted, ${result.memoryWrites.savedTwice} saved twice${result.memoryWrites.refused.length ? `; ignored: ${result.memoryWrites.refused.join(', ')}` : ''}`,
+    ...(data.writes[caseId] ?? []).map((w) => `  ${w.op} ${w.path}${w.savedTwice ? ' (saved twice)' : ''}`),
+  ];
+  io.out(lines.join('\n'));
+}

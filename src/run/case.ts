@@ -1,0 +1,169 @@
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import type { CommandSpec } from '../contracts/config.js';
+import type { Case } from '../contracts/dataset.js';
+import { costOf, runnerResultSchema, tokensOf, type CaseResult, type CheckOutcome, type MemoryWrite, type RunnerResult } from '../contracts/result.js';
+import { runCheck } from '../core/checks.js';
+import { diffMemory, snapshotMemory, summarizeWrites, writeMemory, type MemoryFile } from './memory.js';
+import { readCapped, runProcess } from './process.js';
+
+/**
+ * One case of a run, start to end: private dirs, the runner process, its
+ * result validated, the checks, and what it wrote to its memory copy.
+ * Never throws for anything the runner does; every failure is a case result.
+ */
+export interface CaseContext {
+  root: string;
+  run: string;
+  runner: CommandSpec;
+  target: { name: string; env: Record<string, string> } | null;
+  memory: readonly MemoryFile[];
+  /** Private dirs for this case go under here (outside the repository). */
+  scratch: string;
+  /** Where stdout/stderr logs are kept for the logs ref. */
+  logDir: string;
+  env: Record<string, string | undefined>;
+  now: () => Date;
+}
+
+export interface CaseOutcome {
+  result: CaseResult;
+  writes: MemoryWrite[];
+  stdoutFile: string;
+  stderrFile: string;
+  /** The runner's whole result file, as written (for the logs ref). */
+  rawResult: string | null;
+}
+
+/** Largest result file read: a runner that writes more gets a clear case error. */
+export const MAX_RESULT_BYTES = 16 * 1024 * 1024;
+
+const safeName = (id: string) => id.replace(/[^A-Za-z0-9._-]/g, '_');
+
+function describeZod(error: { issues: Array<{ path: PropertyKey[]; message: string }> }): string {
+  return error.issues.map((i) => `${i.path.map(String).join('.') || 'result'}: ${i.message}`).join('; ');
+}
+
+async function runCommandCheck(
+  ctx: CaseContext, check: { command: string[] }, caseFile: string, resultFile: string, dir: string, index: number,
+): Promise<CheckOutcome> {
+  const outcome = await runProcess({
+    command: check.command, shell: false, cwd: ctx.root,
+    env: { ...ctx.env, TUNE_CASE: caseFile, TUNE_RESULT: resultFile, TUNE_ROOT: ctx.root, TUNE_RUN: ctx.run },
+    timeoutMs: 60_000,
+    stdoutFile: path.join(dir, `check-${index}.stdout`), stderrFile: path.join(dir, `check-${index}.stderr`),
+    maxLogBytes: 64 * 1024,
+  });
+  const pass = outcome.exitCode === 0;
+  let detail: string | undefined;
+  if (!pass) {
+    const err = (await fs.readFile(path.join(dir, `check-${index}.stderr`), 'utf8').catch(() => '')).trim().split('\n').slice(-1)[0];
+    detail = outcome.timedOut ? 'check command timed out' : outcome.spawnError ?? `exit ${outcome.exitCode}${err ? `: ${err}` : ''}`;
+  }
+  return { type: 'command', pass, ...(detail ? { detail } : {}) };
+}
+
+export async function runCase(ctx: CaseContext, item: Case): Promise<CaseOutcome> {
+  const dir = path.join(ctx.scratch, safeName(item.id));
+  await fs.rm(dir, { recursive: true, force: true });
+  const memoryDir = path.join(dir, 'memory');
+  const workspace = path.join(dir, 'workspace');
+  const caseFile = path.join(dir, 'case.json');
+  const outputFile = path.join(dir, 'result.json');
+  await fs.mkdir(workspace, { recursive: true });
+  await writeMemory(memoryDir, ctx.memory);
+  await fs.writeFile(caseFile, `${JSON.stringify(item, null, 2)}\n`);
+  await fs.mkdir(ctx.logDir, { recursive: true });
+  const stdoutFile = path.join(ctx.logDir, `${safeName(item.id)}.stdout`);
+  const stderrFile = path.join(ctx.logDir, `${safeName(item.id)}.stderr`);
+  const before = await snapshotMemory(memoryDir);
+  const startedAt = ctx.now().toISOString();
+
+  const outcome = await runProcess({
+    command: ctx.runner.command,
+    shell: ctx.runner.shell,
+    cwd: ctx.root,
+    env: {
+      ...ctx.env,
+      ...ctx.runner.env,
+      ...(ctx.target?.env ?? {}),
+      TUNE_ROOT: ctx.root,
+      TUNE_CASE: caseFile,
+      TUNE_MEMORY: memoryDir,
+      TUNE_WORKSPACE: workspace,
+      TUNE_OUTPUT: outputFile,
+      TUNE_RUN: ctx.run,
+      TUNE_CASE_ID: item.id,
+      ...(ctx.target ? { TUNE_TARGET: ctx.target.name } : {}),
+    },
+    timeoutMs: ctx.runner.timeoutSec * 1000,
+    stdoutFile,
+    stderrFile,
+  });
+
+  const after = await snapshotMemory(memoryDir);
+  const writes = await diffMemory(memoryDir, before, after);
+  const read = await readCapped(outputFile, MAX_RESULT_BYTES);
+
+  let parsed: RunnerResult | null = null;
+  let error: string | undefined;
+  let voidReason: string | undefined;
+  if (outcome.timedOut) voidReason = `timeout after ${ctx.runner.timeoutSec}s`;
+  else if (outcome.exitCode === 137 || outcome.signal === 'SIGKILL') voidReason = 'killed (exit 137: out of memory?)';
+  else if (outcome.spawnError) error = `the runner could not start: ${outcome.spawnError}`;
+  else if (read.tooBig) error = `the result file is ${(read.size / 1024 / 1024).toFixed(1)} MB; at most ${MAX_RESULT_BYTES / 1024 / 1024} MB is read`;
+  else if (read.text === null) {
+    error = outcome.exitCode === 0 ? 'the runner wrote no result to TUNE_OUTPUT' : `the runner exited ${outcome.exitCode ?? outcome.signal} without a result`;
+  } else {
+    let json: unknown;
+    try {
+      json = JSON.parse(read.text);
+    } catch (err) {
+      error = `the result in TUNE_OUTPUT is not JSON (${(err as Error).message})`;
+    }
+    if (error === undefined) {
+      const checked = runnerResultSchema.safeParse(json);
+      if (!checked.success) error = `the result does not match the runner contract: ${describeZod(checked.error)}`;
+      else parsed = checked.data;
+    }
+  }
+  if (parsed?.void) voidReason = parsed.void;
+  if (parsed?.error) error = parsed.error;
+  else if (parsed && !voidReason && outcome.exitCode !== 0) error = `the runner exited ${outcome.exitCode ?? outcome.signal}`;
+
+  const status: CaseResult['status'] = voidReason ? 'void' : error ? 'error' : 'ok';
+  const checks: CheckOutcome[] = [];
+  if (status === 'ok' && parsed) {
+    for (const [i, check] of (item.checks ?? []).entries()) {
+      checks.push(check.type === 'command'
+        ? await runCommandCheck(ctx, check, caseFile, outputFile, dir, i)
+        : runCheck(check, parsed.answer));
+    }
+  }
+  const right = status === 'void' ? null : status === 'error' ? false : checks.length > 0 ? checks.every((c) => c.pass) : null;
+  const usage = parsed?.usage ?? [];
+  const result: CaseResult = {
+    id: item.id,
+    rev: item.rev,
+    status,
+    ...(parsed ? { answer: parsed.answer } : {}),
+    right,
+    checks,
+    usage,
+    tokens: tokensOf(usage),
+    costUsd: costOf(usage),
+    llmCalls: parsed?.llmCalls ?? 0,
+    toolCalls: parsed?.toolCalls ?? 0,
+    memoryReads: parsed?.memoryReads ?? 0,
+    memoryWrites: summarizeWrites(writes, after.refused),
+    durationMs: parsed?.durationMs ?? outcome.durationMs,
+    exitCode: outcome.exitCode,
+    signal: outcome.signal,
+    ...(error ? { error } : {}),
+    ...(voidReason ? { void: voidReason } : {}),
+    ...(parsed?.sandboxDown ? { sandboxDown: parsed.sandboxDown } : {}),
+    startedAt,
+  };
+  await fs.rm(dir, { recursive: true, force: true }).catch(() => {});
+  return { result, writes, stdoutFile, stderrFile, rawResult: read.text };
+}

@@ -1,0 +1,48 @@
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import type { Env } from '../git/identity.js';
+import { resolveIdentity } from '../git/identity.js';
+import type { FileChange, GitRepo } from '../git/types.js';
+import { formatMessage } from '../core/trailers.js';
+
+/**
+ * Bulky per-case logs live on a ref of our own, `refs/tune-logs/<name>`, one
+ * commit per run: stored in git and pushed with the branch, but never in the
+ * tuning branch's diff (SPEC section 4). Tree: `<run>/<case>/{stdout,stderr,result.json}`.
+ */
+export const logsRef = (tuning: string) => `refs/tune-logs/${tuning}`;
+
+export interface CaseLogs {
+  id: string;
+  stdoutFile: string;
+  stderrFile: string;
+  rawResult: string | null;
+}
+
+export async function writeRunLogs(
+  repo: GitRepo, tuning: string, run: string, logs: readonly CaseLogs[], ctx: { env: Env; now: Date },
+): Promise<string> {
+  const ref = logsRef(tuning);
+  const parent = await repo.resolveRef(ref);
+  const changes = new Map<string, FileChange>();
+  for (const l of logs) {
+    const read = (f: string) => fs.readFile(f).catch(() => Buffer.alloc(0));
+    changes.set(`${run}/${l.id}/stdout`, { content: await read(l.stdoutFile) });
+    changes.set(`${run}/${l.id}/stderr`, { content: await read(l.stderrFile) });
+    if (l.rawResult !== null) changes.set(`${run}/${l.id}/result.json`, { content: l.rawResult });
+  }
+  const { author, committer } = await resolveIdentity(repo.gitdir, ctx.env, ctx.now);
+  const message = formatMessage({ subject: `logs of ${run}`, body: '', trailers: [['Tune-Tuning', tuning], ['Tune-Run', run]] });
+  const oid = await repo.writeCommit({ parent, changes, message, author, committer });
+  await repo.compareAndSwapRef(ref, oid, parent);
+  return oid;
+}
+
+export async function readCaseLog(
+  repo: GitRepo, tuning: string, run: string, id: string, file: 'stdout' | 'stderr' | 'result.json',
+): Promise<string | null> {
+  const tip = await repo.resolveRef(logsRef(tuning));
+  if (!tip) return null;
+  const blob = await repo.readBlobAt(tip, path.posix.join(run, id, file));
+  return blob === null ? null : Buffer.from(blob).toString('utf8');
+}

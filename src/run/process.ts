@@ -1,0 +1,111 @@
+import { spawn } from 'node:child_process';
+import { createWriteStream, promises as fs } from 'node:fs';
+
+/**
+ * Runs one command of a contract (runner, judge, check, editor): no shell
+ * unless asked, its own process group so a timeout kills the whole tree,
+ * stdout and stderr captured to files (capped), never thrown on failure.
+ */
+export interface ProcessSpec {
+  command: readonly string[];
+  shell: boolean;
+  cwd: string;
+  env: Record<string, string | undefined>;
+  timeoutMs: number;
+  stdoutFile: string;
+  stderrFile: string;
+  /** Bytes kept of each stream; the rest is counted and noted. */
+  maxLogBytes?: number;
+}
+
+export interface ProcessOutcome {
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  spawnError: string | null;
+  durationMs: number;
+}
+
+const DEFAULT_MAX_LOG = 1024 * 1024;
+const running = new Set<number>();
+
+/** Kills every process group we started (Ctrl-C, a stop). */
+export function killAll(signal: NodeJS.Signals = 'SIGTERM'): void {
+  for (const pid of running) {
+    try {
+      process.kill(-pid, signal);
+    } catch {
+      /* already gone */
+    }
+  }
+}
+
+function cappedSink(file: string, max: number) {
+  const stream = createWriteStream(file);
+  let kept = 0;
+  let dropped = 0;
+  return {
+    write(chunk: Buffer) {
+      if (kept < max) {
+        const part = chunk.subarray(0, max - kept);
+        stream.write(part);
+        kept += part.length;
+        dropped += chunk.length - part.length;
+      } else dropped += chunk.length;
+    },
+    async close() {
+      if (dropped > 0) stream.write(`\n[git-tune: ${dropped} more bytes not kept]\n`);
+      await new Promise<void>((resolve) => stream.end(resolve));
+    },
+  };
+}
+
+export async function runProcess(spec: ProcessSpec, now: () => number = Date.now): Promise<ProcessOutcome> {
+  const max = spec.maxLogBytes ?? DEFAULT_MAX_LOG;
+  const out = cappedSink(spec.stdoutFile, max);
+  const err = cappedSink(spec.stderrFile, max);
+  const started = now();
+  const [program, ...args] = spec.shell ? [spec.command.join(' ')] : spec.command;
+  return new Promise<ProcessOutcome>((resolve) => {
+    let timedOut = false;
+    let settled = false;
+    const child = spawn(program!, args, {
+      cwd: spec.cwd,
+      env: spec.env as NodeJS.ProcessEnv,
+      shell: spec.shell,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    if (child.pid) running.add(child.pid);
+    child.stdout?.on('data', (c: Buffer) => out.write(c));
+    child.stderr?.on('data', (c: Buffer) => err.write(c));
+    const timer = setTimeout(() => {
+      timedOut = true;
+      if (child.pid) {
+        try {
+          process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
+      }
+    }, spec.timeoutMs);
+    const finish = async (exitCode: number | null, signal: string | null, spawnError: string | null) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if (child.pid) running.delete(child.pid);
+      await out.close();
+      await err.close();
+      resolve({ exitCode, signal, timedOut, spawnError, durationMs: now() - started });
+    };
+    child.on('error', (e) => void finish(null, null, e.message));
+    child.on('close', (code, signal) => void finish(code, signal, null));
+  });
+}
+
+export async function readCapped(file: string, max: number): Promise<{ text: string | null; tooBig: boolean; size: number }> {
+  const st = await fs.stat(file).catch(() => null);
+  if (!st) return { text: null, tooBig: false, size: 0 };
+  if (st.size > max) return { text: null, tooBig: true, size: st.size };
+  return { text: await fs.readFile(file, 'utf8'), tooBig: false, size: st.size };
+}

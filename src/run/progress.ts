@@ -1,0 +1,42 @@
+import type { CaseResult } from '../contracts/result.js';
+
+/**
+ * Progress of a run on stderr: one rewritten line on a TTY (cases done,
+ * running, void, tokens so far), plain append-only lines otherwise.
+ */
+export interface Progress {
+  started(id: string): void;
+  finished(result: CaseResult): void;
+  done(): void;
+}
+
+export function createProgress(run: string, total: number, alreadyDone: number, write: (s: string) => void, tty: boolean): Progress {
+  let done = alreadyDone;
+  let running = 0;
+  let voids = 0;
+  let tokens = 0;
+  const line = () => `${run}: ${done}/${total} done, ${running} running, ${voids} void, ${tokens.toLocaleString('en-US')} tokens`;
+  const render = () => {
+    if (tty) write(`\r\x1b[2K${line()}`);
+  };
+  return {
+    started() {
+      running++;
+      render();
+    },
+    finished(r) {
+      running--;
+      done++;
+      tokens += r.tokens;
+      if (r.status === 'void') voids++;
+      if (tty) render();
+      else {
+        const verdict = r.status === 'void' ? `VOID (${r.void})` : r.status === 'error' ? `error: ${r.error}` : r.right === null ? 'answered' : r.right ? 'right' : 'wrong';
+        write(`[${done}/${total}] ${r.id}: ${verdict}, ${r.tokens} tokens, ${(r.durationMs / 1000).toFixed(1)}s\n`);
+      }
+    },
+    done() {
+      if (tty) write(`\r\x1b[2K${line()}\n`);
+    },
+  };
+}
