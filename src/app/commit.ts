@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { tagRef } from '../core/names.js';
 import { formatStep, type Step } from '../core/steps.js';
-import { usageError } from '../errors.js';
+import { conflictError, usageError } from '../errors.js';
 import { resolveIdentity, type Env } from '../git/identity.js';
 import type { FileChange, GitRepo } from '../git/types.js';
 import { assertCleanGitState } from './tuning.js';
@@ -71,8 +71,29 @@ export async function assertNotDirty(target: CommitTarget, commit: StepCommit): 
 }
 
 export async function commitStep(target: CommitTarget, commit: StepCommit, ctx: WriteContext): Promise<string> {
+  if (!target.onBranch) return writeStep(target, commit, ctx);
+  // On the checked-out branch, index.lock is held from the dirty check to the
+  // checkout, as native `git commit` holds it around its ref update: of two
+  // steps racing, the loser sees `ref-moved` (not a file the winner has not
+  // refreshed yet, reported as dirty), and the winner's files are never
+  // overwritten by a slower step's checkout.
+  return target.repo.withIndexLock(async () => {
+    await assertCleanGitState(target.repo);
+    const expected = target.expected === undefined ? target.parent : target.expected;
+    const current = await target.repo.resolveRef(target.ref);
+    if (current !== expected) {
+      throw conflictError(
+        'ref-moved',
+        `${target.ref} moved while this command ran (expected ${expected?.slice(0, 7) ?? 'no ref'}, found ${current?.slice(0, 7) ?? 'no ref'})`,
+        'another command wrote a step first; run `git tune next` and try again',
+      );
+    }
+    return writeStep(target, commit, ctx);
+  });
+}
+
+async function writeStep(target: CommitTarget, commit: StepCommit, ctx: WriteContext): Promise<string> {
   const { repo } = target;
-  if (target.onBranch) await assertCleanGitState(repo);
   await assertNotDirty(target, commit);
   for (const run of commit.tags ?? []) {
     const ref = tagRef(target.tuning, run);

@@ -16,6 +16,8 @@ type TreeEntry = { mode: string; path: string; oid: string; type: 'blob' | 'tree
  */
 export class IsoGitRepo implements GitRepo {
   private readonly cache = {};
+  /** Whether this process holds index.lock now (a step holds it across its checkout). */
+  private indexHeld = false;
 
   constructor(readonly dir: string, readonly gitdir: string) {}
 
@@ -180,7 +182,7 @@ export class IsoGitRepo implements GitRepo {
       const root = d === '.' ? '' : d;
       for (const f of await this.listFilesShallow(commitOid, root)) if (files.has(f.path)) files.set(f.path, f);
     }
-    await withIndexLock(this.gitdir, async () => {
+    await this.withIndexLock(async () => {
       for (const [filepath, file] of files) {
         const full = path.join(this.dir, filepath);
         if (file) {
@@ -192,6 +194,18 @@ export class IsoGitRepo implements GitRepo {
           await git.updateIndex({ ...this.base, filepath, remove: true, force: true });
           await removeEmptyDirs(this.dir, path.dirname(full));
         }
+      }
+    });
+  }
+
+  async withIndexLock<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.indexHeld) return fn();
+    return withIndexLock(this.gitdir, async () => {
+      this.indexHeld = true;
+      try {
+        return await fn();
+      } finally {
+        this.indexHeld = false;
       }
     });
   }

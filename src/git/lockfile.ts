@@ -119,10 +119,25 @@ async function removePackedRef(gitdir: string, ref: string): Promise<void> {
   }
 }
 
-/** Runs `fn` while holding `<gitdir>/index.lock`, as native git does around index writes. */
-export async function withIndexLock<T>(gitdir: string, fn: () => Promise<T>): Promise<T> {
+/**
+ * Runs `fn` while holding `<gitdir>/index.lock`, as native git does around
+ * index writes. A lock held briefly (a `git status` refreshing the index,
+ * another step committing) is waited for up to `waitMs`; a lock held longer
+ * is reported as `ref-locked`.
+ */
+export async function withIndexLock<T>(gitdir: string, fn: () => Promise<T>, waitMs = 3000): Promise<T> {
   const lockPath = path.join(gitdir, 'index.lock');
-  const handle = await takeLock(lockPath, 'the index');
+  const deadline = Date.now() + waitMs;
+  let handle: fs.FileHandle;
+  for (;;) {
+    try {
+      handle = await takeLock(lockPath, 'the index');
+      break;
+    } catch (err) {
+      if ((err as TuneError).code !== 'ref-locked' || Date.now() >= deadline) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 20 + Math.floor(Math.random() * 30)));
+    }
+  }
   await handle.close();
   try {
     return await fn();

@@ -64,6 +64,12 @@ export interface GitRepo {
   compareAndSwapRef(ref: string, oid: string, expected: string | null): Promise<void>;
   deleteRef(ref: string, expected: string): Promise<void>;
 
+  /**
+   * Runs `fn` holding `.git/index.lock` (waiting briefly for a busy lock), as
+   * native `git commit` does from reading the index to moving the branch.
+   * Re-entrant within this process: `checkoutPaths` inside it does not lock again.
+   */
+  withIndexLock<T>(fn: () => Promise<T>): Promise<T>;
   /** Makes index and working tree hold `paths` as they are in `commitOid`. */
   checkoutPaths(commitOid: string, paths: readonly string[]): Promise<void>;
   /** Reads a config value from the repository's own config (`user.name`). */

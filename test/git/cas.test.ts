@@ -1,0 +1,196 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { CLI, TempRepo } from '../helpers/repo.js';
+import { IsoGitRepo } from '../../dist/git/iso.js';
+
+/**
+ * The branch moves by compare-and-swap under git's own lock-file protocol
+ * (SPEC section 4: "two concurrent commands cannot lose a step"), beside
+ * native git writing the same refs.
+ */
+const person = { name: 'Tune Tester', email: 'tester@example.com', timestamp: 1767225600, timezoneOffset: 0 };
+
+async function newCommit(iso: InstanceType<typeof IsoGitRepo>, parent: string, file: string): Promise<string> {
+  return iso.writeCommit({
+    parent,
+    changes: new Map([[file, { content: `${file}\n` }]]),
+    message: `add ${file}\n`,
+    author: person,
+    committer: person,
+  });
+}
+
+describe('IsoGitRepo.compareAndSwapRef', () => {
+  let repo: TempRepo;
+  let iso: InstanceType<typeof IsoGitRepo>;
+  const ref = 'refs/heads/main';
+
+  beforeEach(() => {
+    repo = TempRepo.create();
+    iso = new IsoGitRepo(repo.dir, repo.path('.git'));
+  });
+  afterEach(() => repo.cleanup());
+
+  it('moves the ref when it still holds the expected value', async () => {
+    const tip = (await iso.resolveRef(ref))!;
+    const oid = await newCommit(iso, tip, 'a.txt');
+    await iso.compareAndSwapRef(ref, oid, tip);
+    expect(repo.git('rev-parse', 'main').trim()).toBe(oid);
+    expect(existsSync(repo.path('.git/refs/heads/main.lock'))).toBe(false);
+  });
+
+  it('refuses with ref-moved when native git moved the branch between read and write', async () => {
+    const tip = (await iso.resolveRef(ref))!;
+    const ours = await newCommit(iso, tip, 'a.txt');
+    repo.git('commit', '-q', '--allow-empty', '-m', 'native');
+    const native = repo.git('rev-parse', 'main').trim();
+    await expect(iso.compareAndSwapRef(ref, ours, tip)).rejects.toMatchObject({ code: 'ref-moved', exitCode: 4 });
+    expect(repo.git('rev-parse', 'main').trim()).toBe(native);
+    expect(repo.git('log', '--format=%s', 'main').trim().split('\n')).toEqual(['native', 'project']);
+    expect(existsSync(repo.path('.git/refs/heads/main.lock'))).toBe(false);
+  });
+
+  it('refuses to create a ref that appeared meanwhile (expected: none)', async () => {
+    const tip = (await iso.resolveRef(ref))!;
+    repo.git('branch', 'tune/x');
+    await expect(iso.compareAndSwapRef('refs/heads/tune/x', tip, null)).rejects.toMatchObject({ code: 'ref-moved', exitCode: 4 });
+  });
+
+  it('refuses with ref-locked while <ref>.lock exists, and leaves the other process its lock', async () => {
+    const tip = (await iso.resolveRef(ref))!;
+    const ours = await newCommit(iso, tip, 'a.txt');
+    const lock = repo.path('.git/refs/heads/main.lock');
+    writeFileSync(lock, '');
+    const err = await iso.compareAndSwapRef(ref, ours, tip).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'ref-locked', exitCode: 4 });
+    expect((err as { hint: string }).hint).toContain('main.lock');
+    expect(existsSync(lock)).toBe(true);
+    expect(repo.git('rev-parse', 'main').trim()).toBe(tip);
+  });
+
+  it('works on packed refs: reads, swaps, refuses a stale value, deletes', async () => {
+    const tip = (await iso.resolveRef(ref))!;
+    repo.git('branch', 'other');
+    repo.git('pack-refs', '--all');
+    expect(existsSync(repo.path('.git/refs/heads/main'))).toBe(false);
+    expect(await iso.resolveRef(ref)).toBe(tip);
+
+    const oid = await newCommit(iso, tip, 'a.txt');
+    await expect(iso.compareAndSwapRef(ref, oid, oid)).rejects.toMatchObject({ code: 'ref-moved' });
+    await iso.compareAndSwapRef(ref, oid, tip);
+    expect(repo.git('rev-parse', 'main').trim()).toBe(oid);
+
+    await iso.deleteRef('refs/heads/other', tip);
+    expect(repo.git('for-each-ref', '--format=%(refname)', 'refs/heads').trim().split('\n')).toEqual(['refs/heads/main']);
+    expect(readFileSync(repo.path('.git/packed-refs'), 'utf8')).not.toContain('refs/heads/other');
+    expect(existsSync(repo.path('.git/packed-refs.lock'))).toBe(false);
+    expect(repo.fsck()).toBe('');
+  });
+});
+
+/** A process that runs the real CLI, asynchronously, so several can race. */
+function tuneAsync(repo: TempRepo, args: string[], extraEnv: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], { cwd: repo.dir, env: { ...process.env, ...repo.env, ...extraEnv } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+/**
+ * A preload that runs a shell command the first time the CLI opens a `.lock`
+ * file, i.e. after it read the branch tip and before it takes its first lock:
+ * the deterministic way to have another writer move the branch in between.
+ */
+function raceHook(repo: TempRepo): string {
+  const file = repo.path('.git', 'race-hook.mjs');
+  writeFileSync(
+    file,
+    `import fs from 'node:fs';
+import { execFileSync } from 'node:child_process';
+const open = fs.promises.open;
+let fired = false;
+fs.promises.open = async function (p, ...rest) {
+  if (!fired && typeof p === 'string' && p.endsWith('.lock')) {
+    fired = true;
+    execFileSync('sh', ['-c', process.env.RACE_CMD], { stdio: ['ignore', 'ignore', 'inherit'] });
+  }
+  return open.call(this, p, ...rest);
+};
+`,
+  );
+  return file;
+}
+
+describe('the CLI racing other writers on the tuning branch', () => {
+  let repo: TempRepo;
+  const config = '.tune/support-desk/config.yaml';
+
+  beforeEach(() => {
+    repo = TempRepo.create({ 'agents/prompt.md': 'Answer politely.\n' });
+    expect(repo.tune(['init', 'support-desk', '--prose', 'agents/**/*.md', '--runner', 'node agent.js']).code).toBe(0);
+  });
+  afterEach(() => repo.cleanup());
+
+  it('loses to a native git commit made while it ran: exit 4, both commits kept, nothing written', async () => {
+    const before = repo.git('rev-parse', 'HEAD').trim();
+    const configBefore = readFileSync(repo.path(config), 'utf8');
+    const hook = raceHook(repo);
+    const r = await tuneAsync(repo, ['config', 'set', 'maxBatch', '8', '--json'], {
+      NODE_OPTIONS: `--import ${hook}`,
+      RACE_CMD: "echo 'Answer politely and briefly.' > agents/prompt.md && git commit -q -am 'native edit'",
+    });
+    expect(r.code, r.stderr).toBe(4);
+    expect(JSON.parse(r.stdout).error.code).toBe('ref-moved');
+    expect(r.stderr).toContain('moved while this command ran');
+    expect(r.stderr).toContain('fix: ');
+    // The native commit is the tip, on top of the tip the command read; no config step anywhere.
+    expect(repo.git('log', '--format=%s', '-2').trim().split('\n')).toEqual(['native edit', 'tune(support-desk): init']);
+    expect(repo.git('rev-parse', 'HEAD^').trim()).toBe(before);
+    expect(readFileSync(repo.path(config), 'utf8')).toBe(configBefore);
+    expect(repo.git('status', '--porcelain')).toBe('');
+    expect(repo.fsck()).toBe('');
+    // Run again, it goes through on top of the native commit.
+    expect(repo.tune(['config', 'set', 'maxBatch', '8']).code).toBe(0);
+    expect(repo.git('log', '--format=%s', '-3').trim().split('\n')).toEqual([
+      'tune(support-desk): config maxBatch = 8', 'native edit', 'tune(support-desk): init',
+    ]);
+  });
+
+  it('three processes writing steps at once never lose one: losers exit 4, survivors = successes', async () => {
+    const start = repo.git('rev-parse', 'HEAD').trim();
+    const perProcess = 4;
+    const worker = async (w: number) => {
+      const codes: number[] = [];
+      const errors: string[] = [];
+      for (let k = 0; k < perProcess; k++) {
+        const r = await tuneAsync(repo, ['config', 'set', 'seed', String(100 * w + k)]);
+        codes.push(r.code);
+        if (r.code !== 0) errors.push(r.stderr);
+      }
+      return { codes, errors };
+    };
+    const results = await Promise.all([1, 2, 3].map(worker));
+    const codes = results.flatMap((r) => r.codes);
+    const errors = results.flatMap((r) => r.errors);
+    // Every failure is a clean conflict (exit 4), never a usage error or a crash.
+    expect(codes.filter((c) => c !== 0 && c !== 4), errors.join('\n')).toEqual([]);
+    const successes = codes.filter((c) => c === 0).length;
+    expect(successes).toBeGreaterThan(0);
+    const steps = repo.git('log', '--format=%s', `${start}..HEAD`).trim().split('\n').filter(Boolean);
+    expect(steps).toHaveLength(successes);
+    expect(steps.every((s) => /^tune\(support-desk\): config seed = \d+$/.test(s))).toBe(true);
+    expect(repo.git('rev-list', '--merges', 'HEAD')).toBe('');
+    // The working tree and index hold the tip: nothing half-written, nothing stale.
+    expect(repo.git('status', '--porcelain')).toBe('');
+    const lastSeed = /config seed = (\d+)/.exec(steps[0]!)![1];
+    expect(readFileSync(repo.path(config), 'utf8')).toContain(`\nseed: ${lastSeed}\n`);
+    expect(existsSync(repo.path('.git/index.lock'))).toBe(false);
+    expect(existsSync(repo.path('.git/refs/heads/tune/support-desk.lock'))).toBe(false);
+    expect(repo.fsck()).toBe('');
+  });
+});
