@@ -1,7 +1,7 @@
 import { commitStep } from '../../app/commit.js';
 import { CONFIG_FILE, parseConfig, renderConfig } from '../../app/config-file.js';
 import { importDataset } from '../../app/dataset.js';
-import { loadTuning } from '../../app/tuning.js';
+import { assertCleanGitState, loadTuning } from '../../app/tuning.js';
 import { splitArgs } from '../../core/argv.js';
 import { branchName, branchRef, isValidTuningName, tuningDir } from '../../core/names.js';
 import { usageError } from '../../errors.js';
@@ -41,6 +41,8 @@ export async function run(io: CommandIO, name: string, opts: InitOptions): Promi
   if (await repo.resolveRef(ref)) {
     throw usageError('tuning-exists', `tuning ${name} already exists (branch ${branchName(name)})`, `git switch ${branchName(name)} && git tune next`);
   }
+  // init switches HEAD to the new branch: never in the middle of a merge, rebase, …
+  await assertCleanGitState(repo);
   const headRef = await repo.headRef();
   const base = headRef ? await repo.resolveRef(headRef) : await repo.resolveRef('HEAD');
   const values: Record<string, unknown> = {

@@ -1,0 +1,118 @@
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { CLI, TempRepo } from '../helpers/repo.js';
+import { resolveIdentity } from '../../dist/git/identity.js';
+
+/**
+ * Who a step's commit is by, resolved as git resolves it (isomorphic-git only
+ * reads the repository's own config): GIT_AUTHOR_* / GIT_COMMITTER_*, then
+ * the repository's config, then the global config; none at all is refused.
+ */
+const BRANCH = 'tune/support-desk';
+
+/** The test process's environment without any identity in it, dates pinned. */
+function envWithoutIdentity(repo: TempRepo, extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v === undefined || /^GIT_/.test(k) || k === 'EMAIL') continue;
+    env[k] = v;
+  }
+  return {
+    ...env,
+    HOME: repo.dir,
+    XDG_CONFIG_HOME: repo.path('.xdg'),
+    GIT_CONFIG_GLOBAL: repo.path('.no-global-gitconfig'),
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_AUTHOR_DATE: '@1767225600 +0000',
+    GIT_COMMITTER_DATE: '@1767225600 +0000',
+    ...extra,
+  };
+}
+
+function run(repo: TempRepo, args: string[], env: Record<string, string>) {
+  const r = spawnSync(process.execPath, [CLI, ...args], { cwd: repo.dir, env, encoding: 'utf8' });
+  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** `name <email>` of what native git would use in the same environment. */
+function nativeIdent(repo: TempRepo, role: 'AUTHOR' | 'COMMITTER', env: Record<string, string>): string {
+  const r = spawnSync('git', ['var', `GIT_${role}_IDENT`], { cwd: repo.dir, env, encoding: 'utf8' });
+  return r.stdout.replace(/ \d+ [+-]\d{4}\n$/, '');
+}
+
+function committed(repo: TempRepo): { author: string; committer: string } {
+  const [author, committer] = repo.git('log', '-1', '--format=%an <%ae>%n%cn <%ce>', BRANCH).trim().split('\n');
+  return { author: author!, committer: committer! };
+}
+
+describe('identity of step commits', () => {
+  let repo: TempRepo;
+  const init = ['init', 'support-desk', '--prose', 'agents/**/*.md'];
+
+  beforeEach(() => {
+    repo = TempRepo.create();
+  });
+  afterEach(() => repo.cleanup());
+
+  it('takes GIT_AUTHOR_* / GIT_COMMITTER_* from the environment over any config', () => {
+    repo.git('config', 'user.name', 'Repo Person');
+    repo.git('config', 'user.email', 'repo@example.com');
+    const env = envWithoutIdentity(repo, { GIT_AUTHOR_NAME: 'Env Author', GIT_AUTHOR_EMAIL: 'author@example.com' });
+    const r = run(repo, init, env);
+    expect(r.code, r.stderr).toBe(0);
+    // The committer has no GIT_COMMITTER_* here, so it falls back to the repository's config, as in git.
+    expect(committed(repo)).toEqual({ author: 'Env Author <author@example.com>', committer: 'Repo Person <repo@example.com>' });
+    expect(committed(repo)).toEqual({ author: nativeIdent(repo, 'AUTHOR', env), committer: nativeIdent(repo, 'COMMITTER', env) });
+  });
+
+  it("takes the repository's user.name / user.email over the global config", () => {
+    writeFileSync(repo.path('.no-global-gitconfig'), '[user]\n\tname = Global Person\n\temail = global@example.com\n');
+    repo.git('config', 'user.name', 'Repo Person');
+    repo.git('config', 'user.email', 'repo@example.com');
+    const env = envWithoutIdentity(repo);
+    expect(run(repo, init, env).code).toBe(0);
+    expect(committed(repo)).toEqual({ author: 'Repo Person <repo@example.com>', committer: 'Repo Person <repo@example.com>' });
+    expect(committed(repo).author).toBe(nativeIdent(repo, 'AUTHOR', env));
+  });
+
+  it('falls back to the global config named by GIT_CONFIG_GLOBAL', () => {
+    writeFileSync(repo.path('global.gitconfig'), '# mine\n[user]\n\tname = "Global Person"\n\temail = global@example.com ; work\n');
+    const env = envWithoutIdentity(repo, { GIT_CONFIG_GLOBAL: repo.path('global.gitconfig') });
+    expect(run(repo, init, env).code).toBe(0);
+    expect(committed(repo)).toEqual({ author: 'Global Person <global@example.com>', committer: 'Global Person <global@example.com>' });
+    expect(committed(repo).author).toBe(nativeIdent(repo, 'AUTHOR', env));
+  });
+
+  it('refuses with no-identity (exit 2) and writes nothing when git does not know who you are', () => {
+    const head = repo.git('rev-parse', 'HEAD').trim();
+    const r = run(repo, [...init, '--json'], envWithoutIdentity(repo));
+    expect(r.code).toBe(2);
+    const error = JSON.parse(r.stdout).error;
+    expect(error.code).toBe('no-identity');
+    expect(error.hint).toContain('git config --global user.name');
+    expect(r.stderr).toContain('error: git does not know who you are');
+    expect(repo.git('branch', '--list', 'tune/*')).toBe('');
+    expect(repo.git('symbolic-ref', 'HEAD').trim()).toBe('refs/heads/main');
+    expect(repo.git('rev-parse', 'HEAD').trim()).toBe(head);
+    expect(repo.git('status', '--porcelain')).toBe('');
+  });
+});
+
+describe('resolveIdentity', () => {
+  it('reads a pinned date per role and the repository config, in process', async () => {
+    const repo = TempRepo.create();
+    try {
+      repo.git('config', 'user.name', 'Repo Person');
+      repo.git('config', 'user.email', 'repo@example.com');
+      const env = { HOME: repo.dir, GIT_CONFIG_GLOBAL: repo.path('none'), GIT_CONFIG_NOSYSTEM: '1', GIT_COMMITTER_DATE: '@1700000000 -0130' };
+      const { author, committer } = await resolveIdentity(repo.path('.git'), env, new Date(1767225600_000));
+      expect(author).toEqual({ name: 'Repo Person', email: 'repo@example.com', timestamp: 1767225600, timezoneOffset: 0 });
+      expect(committer).toEqual({ name: 'Repo Person', email: 'repo@example.com', timestamp: 1700000000, timezoneOffset: 90 });
+      await expect(resolveIdentity(repo.path('nowhere'), { HOME: repo.dir, GIT_CONFIG_GLOBAL: repo.path('none'), GIT_CONFIG_NOSYSTEM: '1' }, new Date()))
+        .rejects.toMatchObject({ code: 'no-identity', exitCode: 2 });
+    } finally {
+      repo.cleanup();
+    }
+  });
+});

@@ -1,0 +1,127 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { TempRepo } from '../helpers/repo.js';
+
+/**
+ * Repositories in states a user really has them in: no commit yet, a linked
+ * worktree, the middle of a merge.
+ */
+const BRANCH = 'tune/support-desk';
+const CONFIG = '.tune/support-desk/config.yaml';
+const INIT = ['init', 'support-desk', '--prose', 'agents/**/*.md', '--runner', 'node agent.js'];
+
+let repos: TempRepo[] = [];
+const track = (r: TempRepo) => (repos.push(r), r);
+afterEach(() => {
+  for (const r of repos) r.cleanup();
+  repos = [];
+});
+
+describe('a repository with no commit yet (unborn HEAD)', () => {
+  it('can init: the init commit is the root of the tuning branch, and the user files stay untracked', () => {
+    const repo = track(new TempRepo());
+    repo.git('init', '-q', '-b', 'main');
+    repo.write({ 'agents/prompt.md': 'Answer politely.\n', 'cases.json': JSON.stringify([{ id: 'a-1', class: 'a', input: 'hi' }]) });
+    const r = repo.tune([...INIT, '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).next.kind).toBe('dataset');
+
+    expect(repo.git('symbolic-ref', 'HEAD').trim()).toBe(`refs/heads/${BRANCH}`);
+    expect(repo.git('rev-list', '--parents', BRANCH).trim().split(' ')).toHaveLength(1); // a root commit
+    expect(repo.git('branch', '--list', 'main')).toBe(''); // the unborn branch stays unborn
+    expect(repo.git('ls-files')).toBe(`${CONFIG}\n`);
+    expect(repo.git('status', '--porcelain')).toBe('?? agents/\n?? cases.json\n');
+    expect(repo.fsck()).toBe('');
+
+    const d = repo.tune(['dataset', 'import', 'cases.json']);
+    expect(d.code, d.stderr).toBe(0);
+    expect(repo.git('log', '--format=%s', BRANCH).trim().split('\n')).toEqual([
+      'tune(support-desk): dataset of 1 cases in 1 class', 'tune(support-desk): init',
+    ]);
+  });
+});
+
+describe('a linked worktree', () => {
+  it('is refused with a clear message, and nothing is written', () => {
+    const repo = track(TempRepo.create());
+    const wtParent = mkdtempSync(path.join(os.tmpdir(), 'git-tune-wt-'));
+    try {
+      const wt = path.join(wtParent, 'wt');
+      repo.git('worktree', 'add', '-q', '-b', 'feature', wt);
+      const inWt = Object.assign(Object.create(TempRepo.prototype), { dir: wt, env: repo.env }) as TempRepo;
+      for (const args of [INIT, ['next']]) {
+        const r = inWt.tune([...args, '--json']);
+        expect(r.code, r.stderr).toBe(2);
+        expect(JSON.parse(r.stdout).error.code).toBe('linked-worktree');
+        expect(r.stderr).toContain(`error: ${wt} is a linked worktree or submodule`);
+        expect(r.stderr).toContain('fix: cd to the main working tree (git worktree list)');
+      }
+      expect(repo.git('branch', '--list', 'tune/*')).toBe('');
+      expect(readFileSync(path.join(repo.dir, '.git/worktrees/wt/HEAD'), 'utf8')).toBe('ref: refs/heads/feature\n');
+      expect(existsSync(path.join(wt, '.tune'))).toBe(false);
+    } finally {
+      rmSync(wtParent, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the middle of a merge', () => {
+  function midMerge(): TempRepo {
+    const repo = track(TempRepo.create());
+    expect(repo.tune(INIT).code).toBe(0);
+    repo.git('switch', '-q', '-c', 'side');
+    repo.write({ 'agents/prompt.md': 'Answer briefly.\n' });
+    repo.git('commit', '-q', '-am', 'side edit');
+    repo.git('switch', '-q', BRANCH);
+    repo.write({ 'agents/prompt.md': 'Answer at length.\n' });
+    repo.git('commit', '-q', '-am', 'branch edit');
+    expect(() => repo.git('merge', '-q', 'side')).toThrow(); // a conflict
+    expect(existsSync(repo.path('.git/MERGE_HEAD'))).toBe(true);
+    return repo;
+  }
+
+  it('refuses a step with the command that finishes or aborts the merge, and writes nothing', () => {
+    const repo = midMerge();
+    const tip = repo.git('rev-parse', BRANCH).trim();
+    const status = repo.git('status', '--porcelain');
+    const configText = readFileSync(repo.path(CONFIG), 'utf8');
+    const r = repo.tune(['config', 'set', 'maxBatch', '8', '--json']);
+    expect(r.code).toBe(2);
+    expect(JSON.parse(r.stdout).error).toEqual({
+      code: 'git-busy',
+      message: 'git is in the middle of a merge: finish it first',
+      hint: 'git merge --continue   # or: git merge --abort',
+      details: [],
+    });
+    expect(r.stderr).toContain('fix: git merge --continue   # or: git merge --abort');
+    expect(repo.git('rev-parse', BRANCH).trim()).toBe(tip);
+    expect(repo.git('status', '--porcelain')).toBe(status);
+    expect(readFileSync(repo.path(CONFIG), 'utf8')).toBe(configText);
+    expect(readFileSync(repo.path('agents/prompt.md'), 'utf8')).toContain('<<<<<<<');
+    // Reading is fine mid-merge: next still says where the tuning stands.
+    const next = repo.tune(['next', '--json']);
+    expect(next.code, next.stderr).toBe(0);
+    expect(JSON.parse(next.stdout).kind).toBe('dataset');
+  });
+
+  it('refuses to init another tuning (which would switch branches) mid-merge', () => {
+    const repo = midMerge();
+    const r = repo.tune(['init', 'other', '--prose', 'agents/**/*.md', '--json']);
+    expect(r.code).toBe(2);
+    expect(JSON.parse(r.stdout).error.code).toBe('git-busy');
+    expect(repo.git('symbolic-ref', 'HEAD').trim()).toBe(`refs/heads/${BRANCH}`);
+    expect(repo.git('branch', '--list', 'tune/other')).toBe('');
+    expect(existsSync(repo.path('.tune/other'))).toBe(false);
+  });
+
+  it('refuses while a revert is stopped, too', () => {
+    const repo = track(TempRepo.create());
+    expect(repo.tune(INIT).code).toBe(0);
+    writeFileSync(repo.path('.git/REVERT_HEAD'), `${repo.git('rev-parse', 'HEAD').trim()}\n`);
+    const r = repo.tune(['config', 'set', 'maxBatch', '8', '--json']);
+    expect(r.code).toBe(2);
+    expect(JSON.parse(r.stdout).error.hint).toBe('git revert --continue   # or: git revert --abort');
+  });
+});
