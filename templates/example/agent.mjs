@@ -84,6 +84,7 @@ async function simulate(mode) {
   switch (mode) {
     case 'oom':
       process.exit(137); // what a shell reports for a process the kernel's OOM killer ended
+      return true; // not reached
     case 'oom-signal':
       process.kill(process.pid, 'SIGKILL');
       await sleep(60_000);
@@ -104,6 +105,7 @@ async function simulate(mode) {
     case 'crash':
       process.stderr.write('simulated crash: exiting 1 without a result\n');
       process.exit(1);
+      return true; // not reached
     case 'error':
       await writeResult({ ...failed('simulated: the agent gave up on this case'), llmCalls: 1, durationMs: 1200 });
       return true;

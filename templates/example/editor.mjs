@@ -15,7 +15,7 @@
 // =============================================================================
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { DEFAULT_AGENTS_DIR, applyChange } from './lib/example.mjs';
+import { DEFAULT_AGENTS_DIR, applyChange, parseRuleLine } from './lib/example.mjs';
 
 const env = process.env;
 
@@ -111,12 +111,14 @@ async function main() {
       continue;
     }
     // Two proposals setting one key differently: the first wins, the other is reported.
-    if (applied.some((a) => a.file === p.file && a.key !== undefined && a.key === out.line.split(': ')[0])) {
+    const rule = parseRuleLine(out.line);
+    const key = rule.kind === 'rule' ? rule.key : undefined;
+    if (key !== undefined && applied.some((a) => a.file === p.file && a.key === key)) {
       skipped.push({ ...p, reason: 'conflicts with an earlier proposal for the same rule' });
       continue;
     }
     texts.set(p.file, out.text);
-    applied.push({ ...p, op: out.op, was: out.was, line: out.line, key: out.line.includes(': ') ? out.line.split(': ')[0] : undefined });
+    applied.push({ ...p, op: out.op, was: out.was, line: out.line, key });
   }
   for (const [file, text] of texts) {
     await fs.mkdir(path.dirname(path.join(root, file)), { recursive: true });

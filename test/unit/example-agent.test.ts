@@ -59,16 +59,23 @@ const setLine = (from: string, to: string) => (text: string) => text.replace(fro
 
 interface Ran { code: number | null; signal: string | null; stdout: string; stderr: string; killed: boolean }
 
-function runNode(script: string, env: Record<string, string>, cwd: string, opts: { killAfterMs?: number; termFirst?: boolean } = {}): Promise<Ran> {
+interface KillOptions {
+  /** Kill this long after start, or after `readyOn` shows on stdout when given. */
+  killAfterMs?: number;
+  readyOn?: string;
+  /** SIGTERM first, SIGKILL 300 ms later if it is still there. */
+  termFirst?: boolean;
+}
+
+function runNode(script: string, env: Record<string, string>, cwd: string, opts: KillOptions = {}): Promise<Ran> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [script], { cwd, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     let killed = false;
-    child.stdout.on('data', (d) => { stdout += d; });
-    child.stderr.on('data', (d) => { stderr += d; });
     let timer: NodeJS.Timeout | undefined;
-    if (opts.killAfterMs) {
+    const arm = () => {
+      if (timer || !opts.killAfterMs) return;
       timer = setTimeout(() => {
         killed = true;
         if (opts.termFirst) {
@@ -76,7 +83,13 @@ function runNode(script: string, env: Record<string, string>, cwd: string, opts:
           setTimeout(() => child.kill('SIGKILL'), 300);
         } else child.kill('SIGKILL');
       }, opts.killAfterMs);
-    }
+    };
+    child.stdout.on('data', (d) => {
+      stdout += d;
+      if (opts.readyOn && stdout.includes(opts.readyOn)) arm();
+    });
+    child.stderr.on('data', (d) => { stderr += d; });
+    if (!opts.readyOn) arm();
     child.on('error', reject);
     child.on('close', (code, signal) => {
       if (timer) clearTimeout(timer);
@@ -88,7 +101,7 @@ function runNode(script: string, env: Record<string, string>, cwd: string, opts:
 interface AgentRun extends Ran { result: Json; raw: string | null; memory: string; workspace: string; output: string }
 
 /** Runs the agent on one case the way git-tune does: private memory, workspace and output paths. */
-async function runAgent(item: Case | Json, root: string, opts: { memory?: string | null; env?: Record<string, string>; killAfterMs?: number; termFirst?: boolean } = {}): Promise<AgentRun> {
+async function runAgent(item: Case | Json, root: string, opts: KillOptions & { memory?: string | null; env?: Record<string, string> } = {}): Promise<AgentRun> {
   const dir = tempDir('example-case-');
   const memory = opts.memory === undefined ? path.join(dir, 'memory') : opts.memory ?? '';
   if (memory) mkdirSync(memory, { recursive: true });
@@ -376,8 +389,8 @@ describe.concurrent('the example agent\'s failure modes (input.simulate / EXAMPL
 
   it('hang sleeps past any timeout; hang-hard also ignores SIGTERM', async ({ expect }) => {
     const [hang, hard] = await Promise.all([
-      runAgent(simulating('hang'), root, { killAfterMs: 400, termFirst: true }),
-      runAgent(simulating('hang-hard'), root, { killAfterMs: 400, termFirst: true }),
+      runAgent(simulating('hang'), root, { readyOn: 'simulating a hang', killAfterMs: 200, termFirst: true }),
+      runAgent(simulating('hang-hard'), root, { readyOn: 'simulating a hang', killAfterMs: 200, termFirst: true }),
     ]);
     expect(hang.killed).toBe(true);
     expect(hang.signal).toBe('SIGTERM');
@@ -485,7 +498,8 @@ describe('the example editor', () => {
     const item = byId('billing-refund-how');
     const late = byId('billing-late-invoice');
     const proposals = [item, late].flatMap((c) => example.judgeCase(c, answerInProcess(c, root)).proposals);
-    const { changes } = await runEditor(root, proposals);
+    const conflicting = { file: 'agents/prompts/billing.md', change: '- Refund window: 45 days', why: 'a second opinion', expect: '45 days' };
+    const { changes } = await runEditor(root, [...proposals, ...proposals, conflicting]);
     const billing = readFileSync(path.join(root, 'agents/prompts/billing.md'), 'utf8');
     expect(billing).toContain('- refund window: 30 days\n');
     expect(billing).not.toContain('refund window: 14 days');
@@ -495,6 +509,8 @@ describe('the example editor', () => {
     expect(changes).toContain('added `- late fee: 5% after 14 days`');
     expect(changes).toContain('after a run graded NO CHANGE');
     expect(changes).toContain('Aims: billing-refund-how, billing-late-invoice');
+    expect(changes).toContain('`- Refund window: 45 days`: conflicts with an earlier proposal for the same rule');
+    expect(changes.match(/added `- never apologise`/g)).toHaveLength(1); // duplicates merged
     for (const c of [item, late]) expect(answerInProcess(c, root).answer, c.id).toBe(c.expected);
   });
 
