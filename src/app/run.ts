@@ -12,6 +12,7 @@ import { runCase } from '../run/case.js';
 import { writeRunLogs } from '../run/logs.js';
 import type { MemoryFile } from '../run/memory.js';
 import { runPool } from '../run/pool.js';
+import { resolveCommand } from '../run/presets/index.js';
 import { createProgress } from '../run/progress.js';
 import { killAll } from '../run/process.js';
 import { RunStore } from '../run/store.js';
@@ -119,6 +120,7 @@ export async function executeRun(cwd: string, tuningName: string | undefined, op
   requireOnBranch(tuning);
   const config = tuning.config;
   if (!config?.runner) throw usageError('no-runner', 'no runner is configured', `git tune config set runner.command 'node agent.js'`);
+  resolveCommand(config.runner); // an unknown preset fails here, before anything is written
   const step = nextFor(tuning);
   const { name, resume } = dueRun(tuning, step, opts.final);
   const dirty = await uncommittedProse(tuning.repo, tuning.tip, [...config.prose, ...config.memoryPolicy]);
@@ -175,12 +177,16 @@ export async function executeRun(cwd: string, tuningName: string | undefined, op
         root: tuning.repo.dir, run: name, runner: config.runner!, target: target ?? null, memory,
         scratch, logDir: store.logDir, env: ctx.env, now: ctx.clock,
       }, item);
-      await store.save(outcome.result, outcome.writes, outcome.rawResult);
-      stored.set(item.id, { result: outcome.result, writes: outcome.writes, rawResult: outcome.rawResult });
       progress.finished(outcome.result);
       running.tokens += outcome.result.tokens;
       running.costUsd += outcome.result.costUsd;
-      if (outcome.result.sandboxDown && !stopped) stopped = `sandbox down: ${outcome.result.sandboxDown}`;
+      if (outcome.result.sandboxDown) {
+        // Not kept: the case says nothing about the prose, and runs again once the sandbox is back.
+        stopped ??= `sandbox down: ${outcome.result.sandboxDown}`;
+        return;
+      }
+      await store.save(outcome.result, outcome.writes, outcome.rawResult);
+      stored.set(item.id, { result: outcome.result, writes: outcome.writes, rawResult: outcome.rawResult });
       stopped ??= budgetLeft(tuning, running);
     }, () => stopped !== null || ctx.interrupted.value);
   } finally {
@@ -211,7 +217,7 @@ export async function executeRun(cwd: string, tuningName: string | undefined, op
   const reason = voidReason(results);
   const meta: RunMeta = {
     run: name, tuning: tuning.name, cases: ids, concurrency,
-    runner: config.runner.command, target: target?.name ?? null,
+    runner: config.runner.command ?? [`preset:${config.runner.preset}`], target: target?.name ?? null,
     machine: { platform: os.platform(), arch: os.arch(), cpus: os.cpus().length, node: process.version },
     startedAt: [startedAt, ...results.map((r) => r.startedAt)].sort()[0]!,
     finishedAt: ctx.clock().toISOString(), void: reason, stopped: null,

@@ -132,6 +132,20 @@ export function buildProgram(): Command {
     .action(lazy(() => import('./commands/report.js'), (m) => m.run as Action));
 
   program
+    .command('push [remote]')
+    .description('push the tuning branch with its run tags and logs ref (default remote: origin)')
+    .addOption(json())
+    .addOption(tuningOpt())
+    .action(lazy(() => import('./commands/sync.js'), (m) => m.push as Action));
+
+  program
+    .command('pull [remote]')
+    .description('fetch the tuning branch, its run tags and logs; fast-forward the branch')
+    .addOption(json())
+    .addOption(tuningOpt())
+    .action(lazy(() => import('./commands/sync.js'), (m) => m.pull as Action));
+
+  program
     .command('import <dir>')
     .description('turn a folder-based tuning (a finetune/ folder) into a tuning branch whose history replays it')
     .option('--name <name>', 'the tuning name (default: the folder name)')

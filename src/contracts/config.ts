@@ -8,16 +8,22 @@ import { z } from 'zod';
 const positiveInt = (what: string) =>
   z.number({ error: `must be a whole number (${what})` }).int('must be a whole number').positive('must be at least 1');
 
-export const commandSpecSchema = z.strictObject({
-  command: z
-    .array(z.string(), { error: 'must be a list of arguments, e.g. ["node", "agent.js"]' })
-    .min(1, 'must name a program, e.g. ["node", "agent.js"]'),
-  shell: z.boolean().default(false),
-  timeoutSec: z.number().positive('must be more than 0 seconds').default(600),
-  env: z.record(z.string(), z.string()).default({}),
-  preset: z.string().optional(),
-  options: z.record(z.string(), z.unknown()).optional(),
-});
+export const commandSpecSchema = z
+  .strictObject({
+    command: z
+      .array(z.string(), { error: 'must be a list of arguments, e.g. ["node", "agent.js"]' })
+      .min(1, 'must name a program, e.g. ["node", "agent.js"]')
+      .optional(),
+    shell: z.boolean().default(false),
+    timeoutSec: z.number().positive('must be more than 0 seconds').default(600),
+    env: z.record(z.string(), z.string()).default({}),
+    /** A ready runner of ours instead of `command` (openai-chat, claude-code). */
+    preset: z.string().optional(),
+    options: z.record(z.string(), z.unknown()).optional(),
+  })
+  .refine((c) => c.command !== undefined || c.preset !== undefined, {
+    message: 'needs `command` (e.g. ["node", "agent.js"]) or a `preset`',
+  });
 export type CommandSpec = z.infer<typeof commandSpecSchema>;
 
 export const configSchema = z

@@ -6,6 +6,7 @@ import { costOf, runnerResultSchema, tokensOf, type CaseResult, type CheckOutcom
 import { runCheck } from '../core/checks.js';
 import { diffMemory, snapshotMemory, summarizeWrites, writeMemory, type MemoryFile } from './memory.js';
 import { readCapped, runProcess } from './process.js';
+import { resolveCommand } from './presets/index.js';
 
 /**
  * One case of a run, start to end: private dirs, the runner process, its
@@ -79,13 +80,15 @@ export async function runCase(ctx: CaseContext, item: Case): Promise<CaseOutcome
   const before = await snapshotMemory(memoryDir);
   const startedAt = ctx.now().toISOString();
 
+  const runner = resolveCommand(ctx.runner);
   const outcome = await runProcess({
-    command: ctx.runner.command,
-    shell: ctx.runner.shell,
+    command: runner.command,
+    shell: runner.shell,
     cwd: ctx.root,
     env: {
       ...ctx.env,
       ...ctx.runner.env,
+      ...runner.env,
       ...(ctx.target?.env ?? {}),
       TUNE_ROOT: ctx.root,
       TUNE_CASE: caseFile,
