@@ -132,6 +132,62 @@ export function buildProgram(): Command {
     .action(lazy(() => import('./commands/report.js'), (m) => m.run as Action));
 
   program
+    .command('grade')
+    .description('grade the latest run: --draft writes its findings; without it, validates and records findings.md')
+    .option('--draft', 'write the findings draft (per-case table, comparison, reviews, proposals) for you to finish')
+    .option('--verdict <verdict>', 'set the verdict heading (PASSED, PROGRESS, NO CHANGE, REGRESSION, MIXED, CORRECT, VOID) and record it')
+    .option('--run <run>', 'the run to grade (default: the latest run)')
+    .option('--force', 'with --draft: overwrite findings.md even if you edited it')
+    .addOption(json())
+    .addHelpText('after', `\nThe first level-2 heading of findings.md is the verdict. PASSED is refused when it\nbreaks a rule of the method; the error names the rule and the command that fixes it.`)
+    .action(lazy(() => import('./commands/grade.js'), (m) => m.run as Action));
+
+  program
+    .command('edit [paths...]')
+    .description("record prose edits with the run's changes.md as one commit (an edit of the latest graded run)")
+    .addOption(json())
+    .addHelpText('after', `\nWrite .tune/<name>/runs/<run>/changes.md first: what changed and why; an \`Aims: id, id\` line\nnames the cases the edit is meant to fix (default: the cases wrong in that run).`)
+    .action(lazy(() => import('./commands/edit.js'), (m) => m.run as Action));
+
+  program
+    .command('revert [commit]')
+    .description("revert every unconfirmed and pending edit of the current half (or one edit) with revert commits")
+    .addOption(json())
+    .action(lazy(() => import('./commands/revert.js'), (m) => m.run as Action));
+
+  const difficult = program
+    .command('difficult')
+    .description('the difficult list: open, fixed and stuck cases with retries and notes')
+    .addOption(json())
+    .addOption(tuningOpt())
+    .action(lazy(() => import('./commands/difficult.js'), (m) => m.list as Action));
+  difficult
+    .command('add <id>')
+    .description('put a case on the difficult list, with a reason (a commit)')
+    .requiredOption('--why <reason>', 'wrong, regressed, flaky, memory or costly')
+    .option('--note <text>', 'a note kept with the entry')
+    .addOption(json())
+    .action(lazy(() => import('./commands/difficult.js'), (m) => m.add as Action));
+  difficult
+    .command('fix <id>')
+    .description('mark a difficult case fixed (a commit)')
+    .option('--note <text>', 'a note kept with the entry')
+    .addOption(json())
+    .action(lazy(() => import('./commands/difficult.js'), (m) => m.fix as Action));
+
+  const memory = program.command('memory').description('candidate memory and checkpoints (SPEC 3.7)');
+  memory
+    .command('candidate')
+    .description("build the candidate: last good memory + what the passing no-memory run's cases wrote (a commit)")
+    .addOption(json())
+    .action(lazy(() => import('./commands/memory.js'), (m) => m.candidate as Action));
+  memory
+    .command('checkpoint')
+    .description('make the candidate the last good memory, whole (a commit)')
+    .addOption(json())
+    .action(lazy(() => import('./commands/memory.js'), (m) => m.checkpoint as Action));
+
+  program
     .command('push [remote]')
     .description('push the tuning branch with its run tags and logs ref (default remote: origin)')
     .addOption(json())
