@@ -86,6 +86,21 @@ describe('next: the latest run (SPEC 5.3)', () => {
     expect(step.command).toBe('git tune config set budget.maxCostUsd 10 && git tune run');
   });
 
+  it('resume: stopped for the token budget, or because the sandbox went down', () => {
+    const tokens = planned();
+    tokens.start(nomem(1, 1));
+    tokens.stop(nomem(1, 1), 'budget: 1200 of 1000 tokens spent', 1200, 0);
+    const raise = next(tokens, { config: makeConfig({ budget: { maxTokens: 1000 } }) });
+    expect(raise).toMatchObject({ kind: 'resume', command: 'git tune config set budget.maxTokens 2000 && git tune run' });
+
+    const sandbox = planned();
+    sandbox.start(nomem(1, 1));
+    sandbox.stop(nomem(1, 1), 'sandbox down: no network');
+    const step = next(sandbox);
+    expect(step).toMatchObject({ kind: 'resume', command: 'git tune run' });
+    expect(step.message).toContain("Fix the runner's sandbox");
+  });
+
   it('grade: finished, not graded', () => {
     const h = planned();
     h.start(nomem(1, 1));
