@@ -714,64 +714,6 @@ export function planImport(input: FolderInput, tuning: string): ImportPlan {
     }
   }
 
-  // verdicts and wrong cases of graded runs
-  const gradeRun = (run: RunPlan, isFinal: boolean) => {
-    const f = run.findings;
-    if (!f || !run.finished) return;
-    const file = shown(`${run.base}/findings.md`);
-    if (f.heading === null) {
-      warnings.push(`${file} has no verdict heading (## …) yet: ${run.name} is imported as not graded`);
-      return;
-    }
-    const v = f.verdict!;
-    if (isFinal) run.verdict = v === 'VERIFIED' ? 'VERIFIED' : v === 'VOID' ? 'VOID' : 'FAILED';
-    else if ((VERDICTS as readonly string[]).includes(v) && v !== 'VERIFIED' && v !== 'FAILED') run.verdict = v as Verdict;
-    else {
-      problems.push({
-        file, field: 'first ## heading',
-        message: 'must be the verdict: PROGRESS, NO CHANGE, REGRESSION, MIXED, CORRECT, PASSED or VOID, e.g. `## PASSED`',
-        received: describeValue(f.heading),
-      });
-      return;
-    }
-    const runCases = isFinal ? selectionIds : (run.cases ?? []);
-    const inRun = new Set(runCases);
-    if (f.wrongLine !== null && f.wrongLine.every((x) => caseIds.has(x))) {
-      run.wrong = f.wrongLine.filter((x) => inRun.has(x) || !isFinal);
-      for (const x of f.wrongLine) if (!inRun.has(x)) warnings.push(`${file}: wrong case ${x} is not one of ${run.name}'s cases`);
-      return;
-    }
-    if (f.wrongLine !== null) warnings.push(`${file}: the Wrong line names no case ids: read the table and batch.json instead`);
-    const right = new Map(run.results?.right ?? []);
-    for (const [id, r] of f.table) right.set(id, r);
-    const silent = runCases.filter((id) => !right.has(id));
-    if (silent.length > 0 && run.verdict !== 'VOID') {
-      warnings.push(`${run.name}: no right/wrong for ${silent.length} case${silent.length === 1 ? '' : 's'} (${silent.slice(0, 5).join(', ')}${silent.length > 5 ? ', …' : ''}) in batch.json or findings.md: counted right`);
-    }
-    run.wrong = runCases.filter((id) => right.get(id) === false);
-  };
-  for (const r of runs) gradeRun(r, false);
-  if (final) gradeRun(final, true);
-  for (const r of [...runs, ...(final ? [final] : [])]) {
-    if (r.changes && !r.verdict) problems.push({ file: shown(`${r.base}/changes.md`), message: `is an edit after ${r.name}, which is not graded: an edit responds to a graded run` });
-    if (r === final && r.changes) warnings.push(`${shown(`${r.base}/changes.md`)}: the final check is never edited after: left out`);
-  }
-
-  // the order things happened: nothing after a run that did not finish
-  const ordered = [...runs, ...(final ? [final] : [])];
-  ordered.forEach((r, i) => {
-    if (r.finished && (r.verdict || r.results?.void)) return;
-    const later = ordered.slice(i + 1).find((x) => x.started);
-    if (!later) return;
-    if (r.finished) warnings.push(`${later.name} started before ${r.name} was graded`);
-    else {
-      problems.push({
-        file: shown(`runs/${later.folder}`),
-        message: `started, but the run before it (${r.name}) ${r.started ? 'never finished (no batch/batch.json)' : 'never started (no batch/ folder)'}`,
-      });
-    }
-  });
-
   // plans
   const plans = new Map<number, BatchPlan>();
   const used: string[] = [];
@@ -864,6 +806,64 @@ export function planImport(input: FolderInput, tuning: string): ImportPlan {
     }
   }
   for (const r of runs) r.cases ??= plans.get((r.id as { batch: number }).batch) ? batchCasesOf(plans.get((r.id as { batch: number }).batch)!) : [];
+  // verdicts and wrong cases of graded runs
+  const gradeRun = (run: RunPlan, isFinal: boolean) => {
+    const f = run.findings;
+    if (!f || !run.finished) return;
+    const file = shown(`${run.base}/findings.md`);
+    if (f.heading === null) {
+      warnings.push(`${file} has no verdict heading (## …) yet: ${run.name} is imported as not graded`);
+      return;
+    }
+    const v = f.verdict!;
+    if (isFinal) run.verdict = v === 'VERIFIED' ? 'VERIFIED' : v === 'VOID' ? 'VOID' : 'FAILED';
+    else if ((VERDICTS as readonly string[]).includes(v) && v !== 'VERIFIED' && v !== 'FAILED') run.verdict = v as Verdict;
+    else {
+      problems.push({
+        file, field: 'first ## heading',
+        message: 'must be the verdict: PROGRESS, NO CHANGE, REGRESSION, MIXED, CORRECT, PASSED or VOID, e.g. `## PASSED`',
+        received: describeValue(f.heading),
+      });
+      return;
+    }
+    const runCases = isFinal ? selectionIds : (run.cases ?? []);
+    const inRun = new Set(runCases);
+    if (f.wrongLine !== null && f.wrongLine.every((x) => caseIds.has(x))) {
+      run.wrong = f.wrongLine.filter((x) => inRun.has(x) || !isFinal);
+      for (const x of f.wrongLine) if (!inRun.has(x)) warnings.push(`${file}: wrong case ${x} is not one of ${run.name}'s cases`);
+      return;
+    }
+    if (f.wrongLine !== null) warnings.push(`${file}: the Wrong line names no case ids: read the table and batch.json instead`);
+    const right = new Map(run.results?.right ?? []);
+    for (const [id, r] of f.table) right.set(id, r);
+    const silent = runCases.filter((id) => !right.has(id));
+    if (silent.length > 0 && run.verdict !== 'VOID') {
+      warnings.push(`${run.name}: no right/wrong for ${silent.length} case${silent.length === 1 ? '' : 's'} (${silent.slice(0, 5).join(', ')}${silent.length > 5 ? ', …' : ''}) in batch.json or findings.md: counted right`);
+    }
+    run.wrong = runCases.filter((id) => right.get(id) === false);
+  };
+  for (const r of runs) gradeRun(r, false);
+  if (final) gradeRun(final, true);
+  for (const r of [...runs, ...(final ? [final] : [])]) {
+    if (r.changes && !r.verdict) problems.push({ file: shown(`${r.base}/changes.md`), message: `is an edit after ${r.name}, which is not graded: an edit responds to a graded run` });
+    if (r === final && r.changes) warnings.push(`${shown(`${r.base}/changes.md`)}: the final check is never edited after: left out`);
+  }
+
+  // the order things happened: nothing after a run that did not finish
+  const ordered = [...runs, ...(final ? [final] : [])];
+  ordered.forEach((r, i) => {
+    if (r.finished && (r.verdict || r.results?.void)) return;
+    const later = ordered.slice(i + 1).find((x) => x.started);
+    if (!later) return;
+    if (r.finished) warnings.push(`${later.name} started before ${r.name} was graded`);
+    else {
+      problems.push({
+        file: shown(`runs/${later.folder}`),
+        message: `started, but the run before it (${r.name}) ${r.started ? 'never finished (no batch/batch.json)' : 'never started (no batch/ folder)'}`,
+      });
+    }
+  });
+
   for (const r of runs) {
     if (!r.verdict) continue;
     const inRun = new Set(r.cases ?? []);
@@ -1144,7 +1144,9 @@ export function planImport(input: FolderInput, tuning: string): ImportPlan {
       add({
         data: { step: 'checkpoint', batch: b },
         subject: subject(`checkpoint: batch ${b} is the last good memory`),
-        body: lastGood === b ? from('memory/last-good.json') : `Batch ${lastGood > b ? lastGood : b + 1} follows it.`,
+        body: lastGood === b
+          ? from('memory/last-good.json')
+          : `${b < lastBatch ? `Batch ${b + 1}` : 'The final check'} follows it in the folder, so it was the last good memory then.`,
       });
     } else if (later && !memPass) {
       warnings.push(`batch ${b} never passed with memory, yet ${b < lastBatch ? `batch ${b + 1}` : 'the final check'} follows: no checkpoint is imported for it`);
@@ -1215,33 +1217,38 @@ export async function applyImport(repo: GitRepo, plan: ImportPlan, ctx: WriteCon
     throw usageError('tuning-dir-exists', `${plan.dir} already exists here; the import would write over it`,
       `git tune import <dir> --name <another-name>`);
   }
-  await resolveIdentity(repo.gitdir, ctx.env, ctx.now);
 
+  // The commits are built first and the branch moves once, by compare-and-swap from
+  // "absent" (as commitStep does for init): the tuning appears whole or not at all,
+  // and a long history does not pay one locked, fsynced ref write per step.
+  const { author, committer } = await resolveIdentity(repo.gitdir, ctx.env, ctx.now);
   const commits: string[] = [];
   const paths = new Set<string>();
   let parent = base;
-  try {
-    for (const step of plan.steps) {
-      const data = step.reverts ? { ...step.data, reverts: step.reverts.map((i) => commits[i]!) } : step.data;
-      const changes = new Map<string, FileChange>(step.files.map(([p, content]) => [p, { content }]));
-      const oid = await commitStep(
-        { repo, ref, parent, expected: commits.length === 0 ? null : parent, tuning: plan.tuning, onBranch: false },
-        { step: { ...data, tuning: plan.tuning, difficult: step.difficult } as Parameters<typeof formatStep>[0], subject: step.subject, body: step.body, changes, tags: step.tags },
-        ctx,
-      );
-      commits.push(oid);
-      for (const p of changes.keys()) paths.add(p);
-      parent = oid;
-    }
-  } catch (err) {
-    for (const run of plan.tags) {
-      const oid = await repo.resolveRef(tagRef(plan.tuning, run));
-      if (oid && commits.includes(oid)) await repo.deleteRef(tagRef(plan.tuning, run), oid).catch(() => undefined);
-    }
-    if (parent && commits.length > 0) await repo.deleteRef(ref, parent).catch(() => undefined);
-    throw err;
+  for (const step of plan.steps) {
+    const data = step.reverts ? { ...step.data, reverts: step.reverts.map((i) => commits[i]!) } : step.data;
+    const changes = new Map<string, FileChange>(step.files.map(([p, content]) => [p, { content }]));
+    const message = formatStep({ ...data, tuning: plan.tuning, difficult: step.difficult } as Parameters<typeof formatStep>[0], step.subject, step.body);
+    const oid = await repo.writeCommit({ parent, changes, message, author, committer });
+    commits.push(oid);
+    for (const p of changes.keys()) paths.add(p);
+    parent = oid;
   }
   const tip = commits[commits.length - 1]!;
+  await repo.compareAndSwapRef(ref, tip, null);
+  const tagged: Array<[string, string]> = [];
+  try {
+    for (const [i, step] of plan.steps.entries()) {
+      for (const run of step.tags) {
+        await repo.compareAndSwapRef(tagRef(plan.tuning, run), commits[i]!, null);
+        tagged.push([tagRef(plan.tuning, run), commits[i]!]);
+      }
+    }
+  } catch (err) {
+    for (const [t, oid] of tagged) await repo.deleteRef(t, oid).catch(() => undefined);
+    await repo.deleteRef(ref, tip).catch(() => undefined);
+    throw err;
+  }
   await repo.setHeadRef(ref);
   await repo.checkoutPaths(tip, [...paths]);
   return { tip, commits, tags: plan.tags.map((run) => tagName(plan.tuning, run)) };

@@ -388,8 +388,17 @@ describe('git tune import', () => {
     // batch 2 added a difficult case, so batch 3 stays at 4; c03 is open, so it is rechecked first.
     const plan = r.tuneJson(['batch', '--dry-run']);
     expect(plan).toMatchObject({ batch: 3, size: 4, kind: 'new', new: ['c07', 'c08'], recheck: ['c03'] });
-    expect(history(r).find((c) => c.trailers.includes('Tune-Step: plan') && c.trailers.includes('Tune-Batch: 2'))!.trailers)
+    const log = history(r);
+    expect(log.find((c) => c.trailers.includes('Tune-Step: plan') && c.trailers.includes('Tune-Batch: 2'))!.trailers)
       .toContain('Tune-Recheck: c03');
+    // a run folder without cases.json runs its batch's plan: its wrong cases come from batch.json
+    const grades = log.filter((c) => c.trailers.includes('Tune-Step: grade')).map((c) => /Tune-Wrong: (.*)/.exec(c.trailers)![1]);
+    expect(grades).toEqual(['(none)', '(none)', 'c03', 'c03']);
+    expect(steps(r)).toEqual([
+      'init', 'dataset', 'select',
+      'plan', 'run-start', 'run', 'grade', 'candidate', 'run-start', 'run', 'grade', 'checkpoint',
+      'plan', 'run-start', 'run', 'grade', 'candidate', 'run-start', 'run', 'grade', 'difficult', 'checkpoint',
+    ]);
     expectCleanGit(r);
   });
 
@@ -447,8 +456,8 @@ describe('git tune import', () => {
       'selection.json item 3: repeats an id; the selection holds each case once (found "c03")',
       'selection.json: field `ids` names a case that is not in the dataset (found "c99")',
       'runs/batch01-nomem-run1/cases.json: field `cases` names a case that is not in the dataset (found "c77")',
-      'runs/batch01-nomem-run2/changes.md: is an edit after batch01-nomem-run2, which is not graded: an edit responds to a graded run',
       'runs/batch01-nomem-run1/cases.json: holds other cases than batch 1\'s plan (runs/batch01-nomem-run1/plan.json): every run of a batch uses the same cases',
+      'runs/batch01-nomem-run2/changes.md: is an edit after batch01-nomem-run2, which is not graded: an edit responds to a graded run',
       'memory/candidate.json: field `run` must name a no-memory run graded PASSED: the candidate is built from one (found "batch01-nomem-run1")',
       'difficult.json entry 0: field `id` must name a case of the dataset (found "c42")',
       'difficult.json entry 1: field `batch` must be the batch the entry was added in (a number; 0 = before batch 1) (found nothing)',
