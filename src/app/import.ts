@@ -14,7 +14,7 @@ import { formatStep, VERDICTS, type DifficultChange, type StepData, type Verdict
 import { TuneError, usageError } from '../errors.js';
 import { resolveIdentity } from '../git/identity.js';
 import type { FileChange, GitRepo } from '../git/types.js';
-import { commitStep, type WriteContext } from './commit.js';
+import type { WriteContext } from './commit.js';
 import { CONFIG_FILE, parseConfig, renderConfig } from './config-file.js';
 import { DATASET_FILE, formatDatasetJsonl, readDatasetInput } from './dataset-file.js';
 import { assertCleanGitState, SELECTION_FILE } from './tuning.js';
@@ -27,7 +27,7 @@ import { assertCleanGitState, SELECTION_FILE } from './tuning.js';
  * Three moves, as everywhere: `readFolder` reads the folder into plain data
  * (the only I/O before writing), `planImport` turns it into the list of step
  * commits (pure; every problem is collected and the folder refused whole),
- * `applyImport` writes them with `commitStep` and switches to the branch.
+ * `applyImport` writes them and switches to the branch.
  *
  * What a folder may hold (the folder method never fixed its JSON shapes, so
  * each file is read tolerantly; keys match ignoring case, `_`, `-`):
@@ -288,10 +288,12 @@ function markdownLines(text: string): string[] {
   return out;
 }
 
+/** `PASSED`, `Verdict: no_change`, `MIXED — 3 of 5 right` all name their verdict. */
 function verdictOf(heading: string): string {
   let t = heading.replace(/[_-]/g, ' ').toUpperCase().replace(/[^A-Z ]/g, ' ').replace(/\s+/g, ' ').trim();
   t = t.replace(/^VERDICT\s+/, '').replace(/^PROPOSED\s+/, '');
-  return t;
+  const named = [...VERDICTS].sort((a, b) => b.length - a.length).find((v) => t === v || t.startsWith(`${v} `));
+  return named ?? t;
 }
 
 interface Findings {
@@ -305,7 +307,12 @@ interface Findings {
 export function readFindings(text: string): Findings {
   const lines = markdownLines(text);
   const headings = lines.map((l) => /^##(?!#)\s*(.*?)\s*#*\s*$/.exec(l)?.[1]).filter((h): h is string => h !== undefined);
-  const heading = headings[0] ?? null;
+  let heading = headings[0] ?? null;
+  if (heading !== null && verdictOf(heading) === 'VERDICT') {
+    // `## Verdict` with the verdict on the next line
+    const at = lines.findIndex((l) => /^##(?!#)/.test(l));
+    heading = lines.slice(at + 1).find((l) => l.trim() !== '')?.trim() ?? heading;
+  }
   const review = headings.some((h) => /review/i.test(h));
   let wrongLine: string[] | null = null;
   for (const line of lines) {
@@ -1193,10 +1200,12 @@ export interface ImportResult {
 }
 
 /**
- * Writes the plan: every check first (branch, tags, tuning folder, git
- * state, identity), then one `commitStep` per step on the new branch (each a
- * compare-and-swap), then HEAD moves to it and its files are checked out, as
- * `git tune init` does. A failure halfway takes the branch and tags back.
+ * Writes the plan: every check first (branch, tags, tuning folder, git state,
+ * identity), then the chain of commits, built as `commitStep` builds one
+ * (`formatStep`, `writeCommit`; a revert names the edits of the chain it
+ * undoes, so each commit's id is known before the next is made), then one
+ * compare-and-swap creates the branch, the run tags follow, and HEAD moves to
+ * it with its files checked out, as `git tune init` does.
  */
 export async function applyImport(repo: GitRepo, plan: ImportPlan, ctx: WriteContext): Promise<ImportResult> {
   const ref = branchRef(plan.tuning);

@@ -3,6 +3,8 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { parseRunFolderName, planImport, readFindings, type FolderInput } from '../../src/app/import.js';
+import type { Case } from '../../src/contracts/dataset.js';
 import { TempRepo } from '../helpers/repo.js';
 
 /**
@@ -521,3 +523,65 @@ function snapshot(dir: string): Record<string, string> {
   walk(dir);
   return out;
 }
+
+describe('reading a folder tolerantly (pure)', () => {
+  it('reads the verdict from the first level-2 heading, in the spellings folders use', () => {
+    expect(readFindings('# Findings\n\n## PASSED\n\n## Cost review\n').verdict).toBe('PASSED');
+    expect(readFindings('## Verdict: no_change\n').verdict).toBe('NO CHANGE');
+    expect(readFindings('## **MIXED** — 3 of 5 right\n').verdict).toBe('MIXED');
+    expect(readFindings('## Verdict\n\nREGRESSION\n\n## Table\n').verdict).toBe('REGRESSION');
+    expect(readFindings('```\n## PASSED\n```\n## VOID\n').verdict).toBe('VOID');
+    expect(readFindings('# Findings\n\nno heading yet\n')).toMatchObject({ heading: null, verdict: null });
+    expect(readFindings('## PASSED\n').review).toBe(false);
+    expect(readFindings('## PASSED\n\n## Memory review\n').review).toBe(true);
+  });
+
+  it('reads right and wrong from a findings table and a Wrong line', () => {
+    const f = readFindings([
+      '## MIXED', '', '| Case | tokens | Right |', '|:---|---:|:---:|',
+      '| `c01` | 10 | ✅ |', '| [c02](runs/c02.md) | 12 | ❌ |', '| c03 | 9 | partial |', '',
+      '**Wrong:** c02, c05', '',
+    ].join('\n'));
+    expect([...f.table]).toEqual([['c01', true], ['c02', false]]);
+    expect(f.wrongLine).toEqual(['c02', 'c05']);
+    expect(readFindings('## PASSED\n\nWrong: (none)\n').wrongLine).toEqual([]);
+  });
+
+  it('names runs as git tune does, from the spellings folders use', () => {
+    expect(parseRunFolderName('batch3-mem-run2')).toEqual({ kind: 'batch', batch: 3, half: 'mem', number: 2 });
+    expect(parseRunFolderName('batch03-nomem-run1')).toEqual({ kind: 'batch', batch: 3, half: 'nomem', number: 1 });
+    expect(parseRunFolderName('final-check')).toEqual({ kind: 'final' });
+    expect(parseRunFolderName('notes')).toBeNull();
+    expect(parseRunFolderName('batch00-nomem-run1')).toBeNull();
+  });
+
+  it('plans the same steps for the same folder, with warnings for what it left out or guessed', () => {
+    const cases = CASES.map((c) => ({ complexity: 'medium', ...c, rev: 'r' })) as Case[];
+    const input: FolderInput = {
+      shown: 'finetune', cases, problems: [],
+      files: new Map([
+        ['config.json', JSON.stringify({ ...CONFIG, MIN_BATCH: 2, model: 'gpt-x' })],
+        ['runs/batch01-nomem-run1/cases.json', JSON.stringify({ cases: [{ id: 'c03' }, { id: 'c01' }] })],
+        ['runs/batch01-nomem-run1/batch/batch.json', JSON.stringify({ cases: { c03: { status: 'pass', tokens: 5 }, c01: { error: 'timeout', tokens: 7 } } })],
+        ['runs/batch01-nomem-run1/findings.md', '## PROGRESS\n'],
+      ]),
+      runFolders: [
+        { folder: 'batch01-nomem-run1', hasBatchDir: true, files: ['cases.json', 'findings.md', 'batch/batch.json'] },
+        { folder: 'scratch', hasBatchDir: false, files: [] },
+      ],
+    };
+    const plan = planImport(input, 'demo');
+    expect(plan.steps.map((s) => s.data.step)).toEqual(['init', 'dataset', 'select', 'plan', 'run-start', 'run', 'grade']);
+    expect(plan.steps[3]!.data).toMatchObject({ step: 'plan', batch: 1, kind: 'new', new: ['c03', 'c01'], recheck: [] });
+    expect(plan.steps[5]!.data).toMatchObject({ step: 'run', tokens: 12, concurrency: 5 });
+    expect(plan.steps[6]!.data).toMatchObject({ step: 'grade', verdict: 'PROGRESS', wrong: ['c01'], review: false });
+    expect(plan.tags).toEqual(['batch01-nomem-run1']);
+    expect(plan.warnings).toEqual([
+      'finetune/config.json: `model` is not a git-tune setting: left out',
+      'finetune/selection.json is missing: the selection is git tune select\'s order',
+      'finetune/runs/scratch names no run (batchNN-nomem-runN, batchNN-mem-runN, final-check): left out',
+      'batch 1 has no plan.json: planned from finetune/runs/batch01-nomem-run1/cases.json (cases never used before are new, the others recheck)',
+    ]);
+    expect(planImport(input, 'demo').steps).toEqual(plan.steps);
+  });
+});
