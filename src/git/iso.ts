@@ -2,6 +2,7 @@ import { promises as fs } from 'node:fs';
 import nodeFs from 'node:fs';
 import path from 'node:path';
 import git from 'isomorphic-git';
+import { usageError } from '../errors.js';
 import { compareAndSwapRef, readRefValue, withIndexLock, writeFileAtomic } from './lockfile.js';
 import type { CommitInfo, FileChange, GitRepo, NewCommit, RefEntry, TreeFile } from './types.js';
 
@@ -203,11 +204,49 @@ export class IsoGitRepo implements GitRepo {
     return withIndexLock(this.gitdir, async () => {
       this.indexHeld = true;
       try {
+        await this.assertIndexSupported();
         return await fn();
       } finally {
         this.indexHeld = false;
       }
     });
+  }
+
+  /**
+   * isomorphic-git cannot update an index of version 4 (`feature.manyFiles`
+   * turns it on) and gets a split index silently wrong (see the notes).
+   * Checked under the lock, before a step writes anything, so a step never
+   * moves the branch and then fails to refresh the working tree.
+   */
+  private async assertIndexSupported(): Promise<void> {
+    let header: Buffer;
+    try {
+      const handle = await fs.open(path.join(this.gitdir, 'index'), 'r');
+      try {
+        header = Buffer.alloc(8);
+        await handle.read(header, 0, 8, 0);
+      } finally {
+        await handle.close();
+      }
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return; // no index yet
+      throw err;
+    }
+    const version = header.readUInt32BE(4);
+    if (header.toString('latin1', 0, 4) === 'DIRC' && version !== 2 && version !== 3) {
+      throw usageError(
+        'index-unsupported',
+        `.git/index is version ${version} (feature.manyFiles or index.version sets it); git-tune updates index versions 2 and 3 only`,
+        'git config index.version 3 && git update-index --index-version 3',
+      );
+    }
+    if ((await fs.readdir(this.gitdir)).some((name) => name.startsWith('sharedindex.'))) {
+      throw usageError(
+        'index-unsupported',
+        'the index is split (core.splitIndex); git-tune cannot update a split index',
+        'git config core.splitIndex false && git update-index --no-split-index',
+      );
+    }
   }
 
   private async listFilesShallow(commitOid: string, dir: string): Promise<TreeFile[]> {

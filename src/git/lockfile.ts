@@ -34,7 +34,9 @@ export async function readRefValue(gitdir: string, ref: string): Promise<string 
     if (text.startsWith('ref: ')) return readRefValue(gitdir, text.slice(5).trim());
     return null;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT' && (err as NodeJS.ErrnoException).code !== 'EISDIR') throw err;
+    // ENOTDIR: a ref `a/b` is a file, so no loose `a/b/c` can exist (it may still be packed).
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT' && code !== 'EISDIR' && code !== 'ENOTDIR') throw err;
   }
   return readPackedRef(gitdir, ref);
 }
@@ -54,7 +56,48 @@ async function takeLock(lockPath: string, what: string): Promise<fs.FileHandle> 
   }
 }
 
+/**
+ * Git stores refs as paths, so `refs/heads/tune/x` cannot exist beside a
+ * branch `refs/heads/tune` (loose or packed), nor beside `refs/heads/tune/x/y`.
+ * Native git refuses to create such a ref; so do we, naming the one in the way.
+ */
+async function refInTheWay(gitdir: string, ref: string): Promise<string | null> {
+  const parts = ref.split('/');
+  for (let i = 2; i < parts.length; i++) {
+    const prefix = parts.slice(0, i).join('/');
+    if (await readRefValue(gitdir, prefix)) return prefix;
+  }
+  let packed = '';
+  try {
+    packed = await fs.readFile(path.join(gitdir, 'packed-refs'), 'utf8');
+  } catch {
+    // no packed refs
+  }
+  const below = packed.split('\n').map((line) => line.split(' ')[1]).find((name) => name?.startsWith(`${ref}/`));
+  if (below) return below;
+  // A directory where the ref goes: in the way unless empty (then git would remove it, and so do we).
+  const removed = await fs.rmdir(path.join(gitdir, ref)).then(
+    () => true,
+    (err: NodeJS.ErrnoException) => err.code === 'ENOENT' || err.code === 'ENOTDIR',
+  );
+  return removed ? null : `${ref}/…`;
+}
+
 export async function compareAndSwapRef(gitdir: string, ref: string, oid: string | null, expected: string | null): Promise<void> {
+  if (expected === null && oid !== null) {
+    const blocker = await refInTheWay(gitdir, ref);
+    if (blocker) {
+      const branch = /^refs\/heads\/(.+)$/.exec(blocker)?.[1];
+      throw new TuneError('ref-conflict', `cannot create ${ref}: ${blocker} exists, and git cannot hold both`, {
+        exitCode: EXIT.usage,
+        hint: blocker.endsWith('…')
+          ? `git for-each-ref ${ref}/   # the refs in the way: rename or delete them`
+          : branch
+            ? `git branch -m ${branch} ${branch}-branch   # rename the branch in the way`
+            : `git update-ref -d ${blocker}   # only if you do not need it`,
+      });
+    }
+  }
   const refPath = path.join(gitdir, ref);
   const lockPath = `${refPath}.lock`;
   const handle = await takeLock(lockPath, ref);

@@ -125,3 +125,72 @@ describe('the middle of a merge', () => {
     expect(JSON.parse(r.stdout).error.hint).toBe('git revert --continue   # or: git revert --abort');
   });
 });
+
+describe('an index isomorphic-git cannot update', () => {
+  it('index v4 (feature.manyFiles): refused before anything is written, init and steps alike', () => {
+    const repo = track(TempRepo.create());
+    repo.git('update-index', '--index-version', '4');
+    const head = repo.git('rev-parse', 'HEAD').trim();
+    const r = repo.tune([...INIT, '--json']);
+    expect(r.code, r.stderr).toBe(2);
+    expect(JSON.parse(r.stdout).error).toMatchObject({
+      code: 'index-unsupported',
+      hint: 'git config index.version 3 && git update-index --index-version 3',
+    });
+    expect(repo.git('branch', '--list', 'tune/*')).toBe('');
+    expect(repo.git('symbolic-ref', 'HEAD').trim()).toBe('refs/heads/main');
+    expect(repo.git('rev-parse', 'HEAD').trim()).toBe(head);
+
+    // Init under v3, then the index turns v4: a step must not move the branch and then fail.
+    repo.git('update-index', '--index-version', '3');
+    expect(repo.tune(INIT).code).toBe(0);
+    repo.git('update-index', '--index-version', '4');
+    const tip = repo.git('rev-parse', 'HEAD').trim();
+    const s = repo.tune(['config', 'set', 'seed', '5', '--json']);
+    expect(s.code, s.stderr).toBe(2);
+    expect(JSON.parse(s.stdout).error.code).toBe('index-unsupported');
+    expect(repo.git('rev-parse', 'HEAD').trim()).toBe(tip);
+    expect(repo.git('status', '--porcelain')).toBe('');
+    // The fix it prints works.
+    repo.git('config', 'index.version', '3');
+    repo.git('update-index', '--index-version', '3');
+    expect(repo.tune(['config', 'set', 'seed', '5']).code).toBe(0);
+    expect(repo.git('status', '--porcelain')).toBe('');
+  });
+
+  it('a split index: refused with the fix', () => {
+    const repo = track(TempRepo.create());
+    repo.git('update-index', '--split-index');
+    const r = repo.tune([...INIT, '--json']);
+    expect(r.code, r.stderr).toBe(2);
+    expect(JSON.parse(r.stdout).error).toMatchObject({
+      code: 'index-unsupported',
+      hint: 'git config core.splitIndex false && git update-index --no-split-index',
+    });
+    expect(repo.git('branch', '--list', 'tune/*')).toBe('');
+  });
+});
+
+describe('a branch named like the tuning branch\'s folder', () => {
+  it('a branch `tune` (loose or packed) is in the way of tune/<name>: refused as native git would, naming it', () => {
+    const repo = track(TempRepo.create());
+    repo.git('branch', 'tune');
+    for (const packed of [false, true]) {
+      if (packed) repo.git('pack-refs', '--all');
+      const r = repo.tune([...INIT, '--json']);
+      expect(r.code, r.stderr).toBe(2);
+      expect(JSON.parse(r.stdout).error).toEqual({
+        code: 'ref-conflict',
+        message: 'cannot create refs/heads/tune/support-desk: refs/heads/tune exists, and git cannot hold both',
+        hint: 'git branch -m tune tune-branch   # rename the branch in the way',
+        details: [],
+      });
+      expect(repo.git('for-each-ref', '--format=%(refname)').trim().split('\n')).toEqual(['refs/heads/main', 'refs/heads/tune']);
+      expect(repo.git('symbolic-ref', 'HEAD').trim()).toBe('refs/heads/main');
+      expect(repo.git('status', '--porcelain')).toBe('');
+    }
+    repo.git('branch', '-m', 'tune', 'tune-branch');
+    expect(repo.tune(INIT).code).toBe(0);
+    expect(repo.fsck()).toBe('');
+  });
+});

@@ -62,19 +62,22 @@ export async function run(io: CommandIO, name: string, opts: InitOptions): Promi
 
   const onBranch = true;
   // Like `git switch -c`: the new branch starts at HEAD's commit, so the working tree already matches.
-  await commitStep(
-    { repo, ref, parent: base, expected: null, tuning: name, onBranch: false },
-    {
-      step: { step: 'init', tuning: name, difficult: [] },
-      subject: `tune(${name}): init`,
-      body: `Start tuning ${name}.`,
-      changes: new Map([[`${dir}/${CONFIG_FILE}`, { content: text }]]),
-    },
-    io,
-  );
-  await repo.setHeadRef(ref);
-  const tip = (await repo.resolveRef(ref))!;
-  await repo.checkoutPaths(tip, [`${dir}/${CONFIG_FILE}`]);
+  // Under index.lock from the first write to the checkout, so an index git-tune
+  // cannot update is refused before the branch exists.
+  await repo.withIndexLock(async () => {
+    const tip = await commitStep(
+      { repo, ref, parent: base, expected: null, tuning: name, onBranch: false },
+      {
+        step: { step: 'init', tuning: name, difficult: [] },
+        subject: `tune(${name}): init`,
+        body: `Start tuning ${name}.`,
+        changes: new Map([[`${dir}/${CONFIG_FILE}`, { content: text }]]),
+      },
+      io,
+    );
+    await repo.setHeadRef(ref);
+    await repo.checkoutPaths(tip, [`${dir}/${CONFIG_FILE}`]);
+  });
   let tuning = await loadTuning(repo, name);
   if (prepared) {
     await importDataset.apply(tuning, prepared, io);
