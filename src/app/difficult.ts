@@ -1,0 +1,355 @@
+import { DIFFICULT_REASONS, difficultFileSchema, type DifficultFile, type DifficultReason } from '../contracts/files.js';
+import { viewDifficult, type DifficultStatus } from '../core/difficult.js';
+import { foldHistory, type TuningState } from '../core/fold.js';
+import { isValidCaseId } from '../core/names.js';
+import { formatStep, type DifficultChange } from '../core/steps.js';
+import { usageError } from '../errors.js';
+import { commitStep, targetOf, type WriteContext } from './commit.js';
+import { requireOnBranch } from './guards.js';
+import { readText, type Tuning } from './tuning.js';
+
+/**
+ * The difficult list (SPEC 3.6): `git tune difficult [add|fix]`, and the
+ * `## Difficult` lines of a findings file that `git tune grade` applies in
+ * its own commit.
+ *
+ * History is the truth: which ids are on the list, their reason, the batch
+ * they were added in and whether they are fixed all come from the
+ * `Tune-Difficult` trailers (the fold); statuses and retries from
+ * `viewDifficult`. `.tune/<name>/difficult.json` is rewritten by every step
+ * that changes the list, from the fold, and is where notes live (trailers
+ * carry none): one entry per id, in the order ids first joined the list, with
+ * the latest entry's reason/batch/fixed and every note the id ever got.
+ *
+ * Decisions:
+ * - `add` of an id that is on the list and not fixed (open or stuck) with
+ *   another reason updates the reason (as the fold does); with the same
+ *   reason it is refused (`already-on-list`, exit 2) unless a note comes with
+ *   it, which is then recorded alone (a `difficult` commit without a
+ *   trailer). `add` of a fixed id puts it back on the list as a new entry
+ *   (added in the current batch, so its retries start again).
+ * - `fix` needs the id on the list and not fixed; a stuck entry may be fixed.
+ * - ids must be cases of the dataset; reasons one of DIFFICULT_REASONS.
+ */
+export const DIFFICULT_FILE = 'difficult.json';
+
+export interface DifficultRow {
+  id: string;
+  status: DifficultStatus;
+  reason: DifficultReason;
+  batch: number;
+  retries: number;
+  fixed: boolean;
+  notes: string[];
+}
+
+export interface DifficultListing {
+  maxRetries: number;
+  entries: DifficultRow[];
+  /** Things in difficult.json that history does not back, or a file that does not parse. */
+  warnings: string[];
+}
+
+const difficultPath = (tuning: Tuning) => `${tuning.dir}/${DIFFICULT_FILE}`;
+
+interface FileRead {
+  entries: DifficultFile;
+  problems: string[];
+}
+
+async function readDifficultFile(tuning: Tuning): Promise<FileRead> {
+  const file = difficultPath(tuning);
+  const text = await readText(tuning.repo, tuning.tip, file);
+  if (text === null) return { entries: [], problems: [] };
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (e) {
+    return { entries: [], problems: [`${file}: not JSON (${(e as Error).message})`] };
+  }
+  const parsed = difficultFileSchema.safeParse(raw);
+  if (!parsed.success) {
+    return {
+      entries: [],
+      problems: parsed.error.issues.map((i) => `${file}${i.path.length ? ` entry ${i.path.join('.')}` : ''}: ${i.message}`),
+    };
+  }
+  return { entries: parsed.data, problems: [] };
+}
+
+/** Notes per id from the file at the tip (every entry of an id, in order). */
+function notesById(entries: DifficultFile): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const e of entries) out.set(e.id, [...(out.get(e.id) ?? []), ...e.notes]);
+  return out;
+}
+
+/** The file's content for a state: one entry per id, extra keys a user added kept. */
+function formatDifficultFile(state: TuningState, maxRetries: number, previous: DifficultFile, notes: Map<string, string[]>): string {
+  const extra = new Map(previous.map((e) => [e.id, e]));
+  const entries = viewDifficult(state, maxRetries).map((v) => ({
+    ...(extra.get(v.id) ?? {}),
+    id: v.id, reason: v.reason, batch: v.batch, fixed: v.fixed, notes: notes.get(v.id) ?? [],
+  }));
+  return `${JSON.stringify(entries, null, 2)}\n`;
+}
+
+const maxRetriesOf = (tuning: Tuning) => tuning.config?.maxRetries ?? 3;
+
+export async function listDifficult(tuning: Tuning): Promise<DifficultListing> {
+  const maxRetries = maxRetriesOf(tuning);
+  const file = await readDifficultFile(tuning);
+  const notes = notesById(file.entries);
+  const view = viewDifficult(tuning.state, maxRetries);
+  const known = new Set(view.map((v) => v.id));
+  const warnings = [...file.problems];
+  for (const e of file.entries) {
+    if (!known.has(e.id)) {
+      warnings.push(`${difficultPath(tuning)} lists ${e.id}, but no step of the history added it: ignored (git tune difficult add ${e.id} --why ${e.reason})`);
+    }
+  }
+  return {
+    maxRetries,
+    warnings,
+    entries: view.map((v) => ({
+      id: v.id, status: v.status, reason: v.reason, batch: v.batch, retries: v.retries, fixed: v.fixed,
+      notes: notes.get(v.id) ?? [],
+    })),
+  };
+}
+
+const formatChange = (c: DifficultChange) => (c.op === 'add' ? `add ${c.id} ${c.reason}` : `fix ${c.id}`);
+
+export interface DifficultPlan {
+  /** The changes that move the fold (a same-reason `add` that only brings a note is dropped). */
+  changes: DifficultChange[];
+  /** The state after them. */
+  state: TuningState;
+  file: { path: string; content: string };
+  problems: string[];
+}
+
+/**
+ * Checks `changes` (in order, each against the list as the ones before it
+ * left it) and `notes`, and works out the list after them. Never throws on a
+ * bad change: every one is named in `problems`.
+ */
+export async function planDifficult(
+  tuning: Tuning,
+  changes: readonly DifficultChange[],
+  notes: ReadonlyMap<string, readonly string[]> = new Map(),
+): Promise<DifficultPlan> {
+  const dataset = new Set((await tuning.loadDataset()).map((c) => c.id));
+  const file = await readDifficultFile(tuning);
+  const problems = [...file.problems.map((p) => `${p}: fix or delete the file first`)];
+  // The list as the fold leaves it: the latest entry of each id.
+  const list = new Map(tuning.state.difficult.map((e) => [e.id, { reason: e.reason as string, fixed: e.fixed }]));
+  const moving: DifficultChange[] = [];
+  for (const change of changes) {
+    const line = formatChange(change);
+    if (!dataset.has(change.id)) {
+      problems.push(`${line}: ${change.id} is not a case of the dataset${isValidCaseId(change.id) ? '' : ' (not even a valid case id)'}`);
+      continue;
+    }
+    const entry = list.get(change.id);
+    if (change.op === 'add') {
+      if (!(DIFFICULT_REASONS as readonly string[]).includes(change.reason)) {
+        problems.push(`${line}: the reason must be one of ${DIFFICULT_REASONS.join(', ')}`);
+        continue;
+      }
+      if (entry && !entry.fixed && entry.reason === change.reason) {
+        if ((notes.get(change.id) ?? []).length === 0) {
+          problems.push(`${line}: ${change.id} is already on the difficult list with reason ${change.reason}: nothing to change`);
+        }
+        continue;
+      }
+      list.set(change.id, { reason: change.reason, fixed: false });
+    } else {
+      if (!entry) {
+        problems.push(`${line}: ${change.id} is not on the difficult list`);
+        continue;
+      }
+      if (entry.fixed) {
+        problems.push(`${line}: ${change.id} is already fixed`);
+        continue;
+      }
+      entry.fixed = true;
+    }
+    moving.push(change);
+  }
+  for (const [id, texts] of notes) {
+    if (texts.length > 0 && !list.has(id)) problems.push(`note for ${id}: ${id} is not on the difficult list (add it first: add ${id} <reason>)`);
+  }
+
+  const message = formatStep({ step: 'difficult', tuning: tuning.name, difficult: moving }, 'planned');
+  const state = foldHistory(tuning.name, [...tuning.commits, { oid: '0'.repeat(40), message }], tuning.selection?.ids ?? []);
+  const allNotes = notesById(file.entries);
+  for (const [id, texts] of notes) {
+    const kept = texts.map((t) => t.trim()).filter(Boolean);
+    if (kept.length > 0) allNotes.set(id, [...(allNotes.get(id) ?? []), ...kept]);
+  }
+  return {
+    changes: moving,
+    state,
+    problems,
+    file: { path: difficultPath(tuning), content: formatDifficultFile(state, maxRetriesOf(tuning), file.entries, allNotes) },
+  };
+}
+
+/**
+ * For `git tune grade`: the difficult.json its commit writes when it applies
+ * the `## Difficult` lines of a findings file. Throws a TuneError (exit 2)
+ * listing every line that cannot be applied.
+ */
+export async function difficultFileAfter(
+  tuning: Tuning,
+  changes: DifficultChange[],
+  notes?: Map<string, string[]>,
+): Promise<{ path: string; content: string }> {
+  const plan = await planDifficult(tuning, changes, notes);
+  if (plan.problems.length > 0) {
+    throw usageError(
+      'bad-difficult-lines',
+      `${plan.problems.length} line(s) of the difficult list cannot be applied`,
+      `edit the \`## Difficult\` section: one line each, \`add <id> <reason>\` (${DIFFICULT_REASONS.join(', ')}) or \`fix <id>\`; see git tune difficult`,
+      plan.problems,
+    );
+  }
+  return plan.file;
+}
+
+export interface DifficultLines {
+  changes: DifficultChange[];
+  problems: string[];
+  /** Notes after ` — ` (or ` -- `, ` # `) on a line, by id. */
+  notes: Map<string, string[]>;
+}
+
+const NOTE_SEPARATOR = /\s+(?:(?:—|–|--|-)(?:\s+|$)|#\s*)/;
+const PLACEHOLDER = /^\(?(?:none|nothing|n\/a)\b[^()]*\)?\.?$/i;
+const EXAMPLE = '(e.g. `add billing-03 wrong — still quotes 14 days` or `fix billing-03`)';
+
+/**
+ * Reads the lines under the `## Difficult` level-2 heading(s) of a findings
+ * file: `add <id> <reason>` and `fix <id>`, each optionally a list item
+ * (`- `, `* `) and followed by a note after ` — ` (also ` -- `, ` - `, ` # `).
+ * Blank lines, html comments, deeper headings, fenced code (examples) and a
+ * `(none)` placeholder are ignored. Problems name the file line (1-based). Pure.
+ */
+export function parseDifficultLines(markdown: string): DifficultLines {
+  // Comments go, their newlines stay, so line numbers still match the file.
+  const text = markdown.replace(/<!--[\s\S]*?(?:-->|$)/g, (c) => c.replace(/[^\n]/g, ''));
+  const changes: DifficultChange[] = [];
+  const problems: string[] = [];
+  const notes = new Map<string, string[]>();
+  let inSection = false;
+  let inFence = false;
+  text.split(/\r?\n/).forEach((raw, i) => {
+    const lineNo = i + 1;
+    const line = raw.trim();
+    if (/^(```|~~~)/.test(line)) {
+      inFence = !inFence;
+      return;
+    }
+    if (inFence) return; // examples, not lines to apply
+    if (/^#{1,2}(\s|$)/.test(line)) {
+      inSection = /^##\s+difficult\b/i.test(line);
+      return;
+    }
+    if (!inSection || line === '' || /^#{3,}/.test(line)) return;
+    const item = line.replace(/^(?:[-*+]|\d+[.)])\s+/, '');
+    const sep = NOTE_SEPARATOR.exec(item);
+    const command = (sep ? item.slice(0, sep.index) : item).replace(/^[`*_]+|[`*_]+$/g, '').trim();
+    const note = sep ? item.slice(sep.index + sep[0].length).trim() : '';
+    if (command === '' || PLACEHOLDER.test(command)) return;
+    const tokens = command.split(/\s+/);
+    const op = tokens[0]!.toLowerCase();
+    const bad = (rule: string) => problems.push(`line ${lineNo}: \`${line}\`: ${rule} ${EXAMPLE}`);
+    if (op !== 'add' && op !== 'fix') {
+      bad('a line here must be `add <id> <reason>` or `fix <id>`; put explanations in an html comment');
+      return;
+    }
+    const id = tokens[1];
+    if (op === 'add' && tokens.length !== 3) {
+      bad(`\`add\` takes a case id and a reason (${DIFFICULT_REASONS.join(', ')}); a note goes after \` — \``);
+      return;
+    }
+    if (op === 'fix' && tokens.length !== 2) {
+      bad('`fix` takes one case id; a note goes after ` — `');
+      return;
+    }
+    if (!isValidCaseId(id!)) {
+      bad(`\`${id}\` is not a case id ([A-Za-z0-9._-])`);
+      return;
+    }
+    if (op === 'add') {
+      const reason = tokens[2]!.toLowerCase();
+      if (!(DIFFICULT_REASONS as readonly string[]).includes(reason)) {
+        bad(`the reason must be one of ${DIFFICULT_REASONS.join(', ')} (found \`${tokens[2]}\`)`);
+        return;
+      }
+      changes.push({ op: 'add', id: id!, reason: reason as DifficultReason });
+    } else {
+      changes.push({ op: 'fix', id: id! });
+    }
+    if (note) notes.set(id!, [...(notes.get(id!) ?? []), note]);
+  });
+  return { changes, problems, notes };
+}
+
+export interface DifficultOutcome {
+  commit: string;
+  change: DifficultChange | null;
+  entry: DifficultRow;
+}
+
+/** `git tune difficult add|fix`: one `difficult` commit with its trailer and the new difficult.json. */
+export async function recordDifficult(
+  tuning: Tuning,
+  change: DifficultChange,
+  note: string | undefined,
+  ctx: WriteContext,
+): Promise<DifficultOutcome> {
+  requireOnBranch(tuning);
+  if (change.op === 'add' && !(DIFFICULT_REASONS as readonly string[]).includes(change.reason)) {
+    throw usageError('bad-reason', `--why must be one of ${DIFFICULT_REASONS.join(', ')} (found "${change.reason}")`, `git tune difficult add ${change.id} --why wrong`);
+  }
+  const notes = new Map(note?.trim() ? [[change.id, [note.trim()]]] : []);
+  const plan = await planDifficult(tuning, [change], notes);
+  if (plan.problems.length > 0) throw refusal(tuning, change, plan.problems);
+  const moved = plan.changes[0] ?? null;
+  const subject = moved === null
+    ? `tune(${tuning.name}): difficult note on ${change.id}`
+    : moved.op === 'add'
+      ? `tune(${tuning.name}): difficult add ${moved.id} (${moved.reason})`
+      : `tune(${tuning.name}): difficult fix ${moved.id}`;
+  const commit = await commitStep(targetOf(tuning), {
+    step: { step: 'difficult', tuning: tuning.name, difficult: plan.changes },
+    subject,
+    body: note?.trim() ? `Note: ${note.trim()}` : '',
+    changes: new Map([[plan.file.path, { content: plan.file.content }]]),
+  }, ctx);
+  const view = viewDifficult(plan.state, maxRetriesOf(tuning)).find((v) => v.id === change.id)!;
+  const fileNotes = (JSON.parse(plan.file.content) as DifficultFile).find((e) => e.id === change.id)?.notes ?? [];
+  return {
+    commit,
+    change: moved,
+    entry: { id: view.id, status: view.status, reason: view.reason, batch: view.batch, retries: view.retries, fixed: view.fixed, notes: fileNotes },
+  };
+}
+
+function refusal(tuning: Tuning, change: DifficultChange, problems: string[]) {
+  const onList = tuning.state.difficult.find((e) => e.id === change.id && !e.fixed);
+  const first = problems[0] ?? '';
+  if (first.startsWith(difficultPath(tuning))) {
+    return usageError('bad-difficult-file', `${difficultPath(tuning)} does not read as the difficult list`, `"$EDITOR" ${difficultPath(tuning)} && git commit -m 'repair the difficult list file' -- ${difficultPath(tuning)}   # a list of {id, reason, batch, fixed, notes}`, problems);
+  }
+  if (first.includes('not a case of the dataset')) {
+    return usageError('unknown-case', `${change.id} is not a case of the dataset`, 'git tune status   # the dataset and selection', problems);
+  }
+  if (change.op === 'add') {
+    return usageError('already-on-list', `${change.id} is already on the difficult list with reason ${onList?.reason ?? change.reason}`,
+      `git tune difficult add ${change.id} --why ${change.reason} --note "…"   # to add a note; or another --why to change the reason`, problems);
+  }
+  return usageError('not-on-list', `${change.id} is not open on the difficult list`, 'git tune difficult', problems);
+}

@@ -1,0 +1,86 @@
+import { listDifficult, recordDifficult, type DifficultListing, type DifficultRow } from '../../app/difficult.js';
+import { nextFor } from '../../app/decide.js';
+import { openTuning } from '../../app/tuning.js';
+import { DIFFICULT_REASONS, type DifficultReason } from '../../contracts/files.js';
+import { usageError } from '../../errors.js';
+import { printJson, table, type CommandIO } from '../io.js';
+import { renderNext } from './next.js';
+
+interface ListOptions {
+  json?: boolean;
+  tuning?: string;
+}
+
+interface ChangeOptions {
+  why?: string;
+  note?: string;
+  json?: boolean;
+  tuning?: string;
+}
+
+const STATUS_ORDER = { open: 0, stuck: 1, fixed: 2 } as const;
+
+export function renderListing(listing: DifficultListing): string {
+  if (listing.entries.length === 0) return 'the difficult list is empty';
+  const rows = [...listing.entries].sort((a, b) => STATUS_ORDER[a.status] - STATUS_ORDER[b.status]);
+  const lines = [
+    table(
+      ['id', 'status', 'reason', 'added in', 'retries'],
+      rows.map((e) => [e.id, e.status, e.reason, e.batch === 0 ? 'before batch 1' : `batch ${e.batch}`, `${e.retries} of ${listing.maxRetries}`]),
+    ),
+  ];
+  const noted = rows.filter((e) => e.notes.length > 0);
+  if (noted.length > 0) {
+    lines.push('', 'notes:');
+    for (const e of noted) for (const n of e.notes) lines.push(`  ${e.id}: ${n}`);
+  }
+  const counts = (['open', 'stuck', 'fixed'] as const).map((s) => `${rows.filter((e) => e.status === s).length} ${s}`);
+  lines.push('', counts.join(', '));
+  return lines.join('\n');
+}
+
+export async function list(io: CommandIO, opts: ListOptions): Promise<void> {
+  const tuning = await openTuning(io.cwd, opts.tuning);
+  const listing = await listDifficult(tuning);
+  for (const w of listing.warnings) io.err(`warning: ${w}`);
+  if (opts.json) printJson(io, listing);
+  else io.out(renderListing(listing));
+}
+
+function describe(entry: DifficultRow): string {
+  const where = entry.batch === 0 ? 'before batch 1' : `in batch ${entry.batch}`;
+  return `${entry.id}: ${entry.status}, ${entry.reason}, added ${where}, ${entry.retries} retries${entry.notes.length ? `, ${entry.notes.length} note(s)` : ''}`;
+}
+
+async function printOutcome(io: CommandIO, opts: ChangeOptions, outcome: Awaited<ReturnType<typeof recordDifficult>>, done: string): Promise<void> {
+  const after = nextFor(await openTuning(io.cwd, opts.tuning));
+  if (opts.json) {
+    printJson(io, { ...outcome, next: after });
+    return;
+  }
+  io.out(`${done}\n${describe(outcome.entry)}`);
+  io.err(`\nnext: ${renderNext(after)}`);
+}
+
+export async function add(io: CommandIO, id: string, opts: ChangeOptions): Promise<void> {
+  const why = (opts.why ?? '').trim().toLowerCase();
+  if (!(DIFFICULT_REASONS as readonly string[]).includes(why)) {
+    throw usageError('bad-reason', `--why must be one of ${DIFFICULT_REASONS.join(', ')} (found "${opts.why ?? ''}")`, `git tune difficult add ${id} --why wrong`, [
+      'wrong: still wrong after a run that tried to fix it',
+      'regressed: a recheck case that failed',
+      'flaky: right before, wrong now, no edit aimed at it',
+      'memory: memory made it worse',
+      'costly: more than 2× the run\'s median llm calls',
+    ]);
+  }
+  const tuning = await openTuning(io.cwd, opts.tuning);
+  const outcome = await recordDifficult(tuning, { op: 'add', id, reason: why as DifficultReason }, opts.note, io);
+  const done = outcome.change === null ? `noted on ${id}` : `added ${id} to the difficult list (${why})`;
+  await printOutcome(io, opts, outcome, done);
+}
+
+export async function fix(io: CommandIO, id: string, opts: ChangeOptions): Promise<void> {
+  const tuning = await openTuning(io.cwd, opts.tuning);
+  const outcome = await recordDifficult(tuning, { op: 'fix', id }, opts.note, io);
+  await printOutcome(io, opts, outcome, `marked ${id} fixed`);
+}
