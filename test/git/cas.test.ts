@@ -115,7 +115,7 @@ import { execFileSync } from 'node:child_process';
 const open = fs.promises.open;
 let fired = false;
 fs.promises.open = async function (p, ...rest) {
-  if (!fired && typeof p === 'string' && p.endsWith('.lock')) {
+  if (!fired && typeof p === 'string' && p.endsWith(process.env.RACE_SUFFIX || '.lock')) {
     fired = true;
     execFileSync('sh', ['-c', process.env.RACE_CMD], { stdio: ['ignore', 'ignore', 'inherit'] });
   }
@@ -159,6 +159,25 @@ describe('the CLI racing other writers on the tuning branch', () => {
     expect(repo.git('log', '--format=%s', '-3').trim().split('\n')).toEqual([
       'tune(support-desk): config maxBatch = 8', 'native edit', 'tune(support-desk): init',
     ]);
+  });
+
+  it('loses to a native git update-ref between its own checks and its compare-and-swap: exit 4, nothing written', async () => {
+    const configBefore = readFileSync(repo.path(config), 'utf8');
+    const hook = raceHook(repo);
+    // Fires when the command takes the branch's own lock: after it checked the
+    // branch under index.lock, just before the compare-and-swap itself.
+    const r = await tuneAsync(repo, ['config', 'set', 'maxBatch', '8', '--json'], {
+      NODE_OPTIONS: `--import ${hook}`,
+      RACE_SUFFIX: 'refs/heads/tune/support-desk.lock',
+      RACE_CMD: 'git update-ref refs/heads/tune/support-desk $(git commit-tree HEAD^{tree} -p HEAD -m plumbing)',
+    });
+    expect(r.code, r.stderr).toBe(4);
+    expect(JSON.parse(r.stdout).error.code).toBe('ref-moved');
+    expect(repo.git('log', '--format=%s', '-2').trim().split('\n')).toEqual(['plumbing', 'tune(support-desk): init']);
+    expect(readFileSync(repo.path(config), 'utf8')).toBe(configBefore);
+    expect(repo.git('status', '--porcelain')).toBe('');
+    expect(existsSync(repo.path('.git/index.lock'))).toBe(false);
+    expect(existsSync(repo.path('.git/refs/heads/tune/support-desk.lock'))).toBe(false);
   });
 
   it('three processes writing steps at once never lose one: losers exit 4, survivors = successes', async () => {
