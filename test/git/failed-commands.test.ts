@@ -111,6 +111,10 @@ describe('a failed command leaves the repository byte for byte as it was', () =>
     expect(JSON.parse(r.stdout).error.hint).toBe('git switch tune/support-desk && git tune next');
   });
 
+  it('init of a new tuning with a bad --dataset: no branch, HEAD where it was', () => {
+    expectNothingWritten(repo, () => repo.tune(['init', 'other', '--prose', 'agents/**/*.md', '--dataset', 'bad.json', '--json']), 2, 'bad-dataset');
+  });
+
   it('a step that would overwrite an uncommitted change', () => {
     const file = repo.path('.tune/support-desk/config.yaml');
     const committed = readFileSync(file, 'utf8');
