@@ -524,6 +524,9 @@ interface RunPlan {
   changes: { aims: string[] | null } | null;
 }
 
+const halfOf = (run: RunPlan): Half | null => (run.id.kind === 'batch' ? run.id.half : null);
+const batchOf = (run: RunPlan): number => (run.id.kind === 'batch' ? run.id.batch : 0);
+
 interface DifficultIn {
   id: string;
   reason: DifficultReason;
@@ -532,6 +535,47 @@ interface DifficultIn {
   fixedIn: number | null;
   notes: string[];
   index: number;
+}
+
+/** What reading collects as it goes: problems refuse the folder, warnings are reported. */
+interface FolderReader {
+  input: FolderInput;
+  problems: Problem[];
+  warnings: string[];
+  caseIds: Set<string>;
+  /** A file as problems name it. */
+  shown(rel: string): string;
+  /** A JSON file, undefined when absent or not JSON (a problem then). */
+  json(rel: string): unknown;
+  /** Reports the ids that are not dataset cases (when the dataset itself was readable). */
+  knownIds(ids: readonly string[], file: string, fieldName: string): void;
+}
+
+function folderReader(input: FolderInput): FolderReader {
+  const problems: Problem[] = [];
+  const caseIds = new Set(input.cases.map((c) => c.id));
+  const shown = (rel: string) => `${input.shown}/${rel}`;
+  return {
+    input, problems, warnings: [], caseIds, shown,
+    json(rel) {
+      const text = input.files.get(rel);
+      if (text === undefined) return undefined;
+      try {
+        return JSON.parse(text);
+      } catch (err) {
+        const m = /position (\d+)/.exec((err as Error).message);
+        const where = m ? `line ${text.slice(0, Number(m[1])).split('\n').length}` : undefined;
+        problems.push({ file: shown(rel), where, message: `is not valid JSON (${(err as Error).message})` });
+        return undefined;
+      }
+    },
+    knownIds(ids, file, fieldName) {
+      if (input.problems.length > 0) return;
+      for (const id of ids) {
+        if (!caseIds.has(id)) problems.push({ file, field: fieldName, message: 'names a case that is not in the dataset', received: describeValue(id) });
+      }
+    },
+  };
 }
 
 function fail(problems: Problem[], extra: string[]): never {
@@ -544,47 +588,19 @@ function fail(problems: Problem[], extra: string[]): never {
   );
 }
 
-/** Turns the folder into the step commits that replay it; refuses a bad folder with every problem. */
-export function planImport(input: FolderInput, tuning: string): ImportPlan {
-  const problems: Problem[] = [];
-  const warnings: string[] = [];
-  const dir = tuningDir(tuning);
-  const shown = (rel: string) => `${input.shown}/${rel}`;
-  const cases = input.cases;
-  const caseIds = new Set(cases.map((c) => c.id));
-  const datasetOk = input.problems.length === 0;
-
-  const json = (rel: string): unknown => {
-    const text = input.files.get(rel);
-    if (text === undefined) return undefined;
-    try {
-      return JSON.parse(text);
-    } catch (err) {
-      const m = /position (\d+)/.exec((err as Error).message);
-      const where = m ? `line ${text.slice(0, Number(m[1])).split('\n').length}` : undefined;
-      problems.push({ file: shown(rel), where, message: `is not valid JSON (${(err as Error).message})` });
-      return undefined;
-    }
-  };
-  /** Ids that must be dataset cases; reports the others. */
-  const knownIds = (ids: string[], file: string, fieldName: string, where?: string) => {
-    if (!datasetOk) return;
-    for (const id of ids) {
-      if (!caseIds.has(id)) problems.push({ file, where, field: fieldName, message: 'names a case that is not in the dataset', received: describeValue(id) });
-    }
-  };
-
-  // config.json → config.yaml
+/** config.json → the values of config.yaml, over the defaults `git tune init` writes. */
+function readConfig(r: FolderReader): { config: Config; text: string } {
+  const file = r.shown('config.json');
   const values: Record<string, unknown> = structuredClone(INIT_VALUES);
-  const rawConfig = json('config.json');
-  if (!input.files.has('config.json')) warnings.push(`${shown('config.json')} is missing: the settings are git tune init's defaults`);
-  else if (rawConfig !== undefined && !isObject(rawConfig)) {
-    problems.push({ file: shown('config.json'), message: 'must be an object of settings, e.g. {"maxBatch": 10}', received: describeValue(rawConfig) });
-  } else if (isObject(rawConfig)) {
-    for (const [key, value] of Object.entries(rawConfig)) {
+  const raw = r.json('config.json');
+  if (!r.input.files.has('config.json')) r.warnings.push(`${file} is missing: the settings are git tune init's defaults`);
+  else if (raw !== undefined && !isObject(raw)) {
+    r.problems.push({ file, message: 'must be an object of settings, e.g. {"maxBatch": 10}', received: describeValue(raw) });
+  } else if (isObject(raw)) {
+    for (const [key, value] of Object.entries(raw)) {
       const known = CONFIG_TOP_KEYS.find((k) => norm(k) === norm(key));
       if (!known) {
-        warnings.push(`${shown('config.json')}: \`${key}\` is not a git-tune setting: left out`);
+        r.warnings.push(`${file}: \`${key}\` is not a git-tune setting: left out`);
         continue;
       }
       let v = value;
@@ -593,436 +609,497 @@ export function planImport(input: FolderInput, tuning: string): ImportPlan {
       values[known] = v;
     }
   }
-  let config: Config | null = null;
-  let configText = '';
-  const parsedConfig = configSchema.safeParse(values);
-  if (!parsedConfig.success) {
-    for (const issue of parsedConfig.error.issues) {
+  const fallback = { config: withDefaults(configSchema.parse(INIT_VALUES)), text: '' };
+  const parsed = configSchema.safeParse(values);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
       let received: unknown = values;
       for (const part of issue.path) received = (received as Record<PropertyKey, unknown> | undefined)?.[part];
-      problems.push({ file: shown('config.json'), field: pathText(issue.path) || undefined, message: issue.message, received: describeValue(received) });
+      r.problems.push({ file, field: pathText(issue.path) || undefined, message: issue.message, received: describeValue(received) });
     }
-  } else {
-    configText = renderConfig(values);
-    try {
-      config = parseConfig(configText, `${dir}/${CONFIG_FILE}`).config;
-    } catch (err) {
-      if (!(err instanceof TuneError)) throw err;
-      for (const d of err.details) problems.push({ file: shown('config.json'), message: d });
-    }
+    return fallback;
   }
-  config ??= withDefaults(configSchema.parse(INIT_VALUES));
+  const text = renderConfig(values);
+  try {
+    return { config: parseConfig(text, CONFIG_FILE).config, text };
+  } catch (err) {
+    if (!(err instanceof TuneError)) throw err;
+    for (const d of err.details) r.problems.push({ file, message: d });
+    return fallback;
+  }
+}
 
-  // selection.json
-  let selectionIds: string[];
-  const rawSelection = json('selection.json');
-  if (rawSelection === undefined) {
-    selectionIds = selectCases(cases, config.seed, config.limit);
-    if (!input.files.has('selection.json')) warnings.push(`${shown('selection.json')} is missing: the selection is git tune select's order`);
+/** selection.json in the folder's order; without one, `git tune select`'s order. */
+function readSelection(r: FolderReader, config: Config): Selection {
+  const file = r.shown('selection.json');
+  const cases = r.input.cases;
+  let ids: string[] = [];
+  const raw = r.json('selection.json');
+  if (raw === undefined) {
+    ids = selectCases(cases, config.seed, config.limit);
+    if (!r.input.files.has('selection.json')) r.warnings.push(`${file} is missing: the selection is git tune select's order`);
   } else {
-    const list = idsOf(rawSelection) ?? (isObject(rawSelection) ? idsOf(field(rawSelection, 'ids', 'selection', 'cases')) : null);
-    if (list === null) {
-      problems.push({ file: shown('selection.json'), message: 'must be a list of case ids, or {"ids": [...]}', received: describeValue(rawSelection) });
-      selectionIds = [];
-    } else {
-      selectionIds = list;
+    const list = idsOf(raw) ?? (isObject(raw) ? idsOf(field(raw, 'ids', 'selection', 'cases')) : null);
+    if (list === null) r.problems.push({ file, message: 'must be a list of case ids, or {"ids": [...]}', received: describeValue(raw) });
+    else {
+      ids = list;
       const seen = new Set<string>();
       list.forEach((id, i) => {
-        if (seen.has(id)) problems.push({ file: shown('selection.json'), where: `item ${i}`, message: 'repeats an id; the selection holds each case once', received: describeValue(id) });
+        if (seen.has(id)) r.problems.push({ file, where: `item ${i}`, message: 'repeats an id; the selection holds each case once', received: describeValue(id) });
         seen.add(id);
       });
-      knownIds(list, shown('selection.json'), 'ids');
+      r.knownIds(list, file, 'ids');
     }
   }
-  const complexIds = new Set(cases.filter((c) => c.complexity === 'complex').map((c) => c.id));
-  const selection: Selection = {
-    seed: config.seed, limit: selectionIds.length, total: cases.length, datasetRev: datasetRev(cases),
-    ids: selectionIds, complex: selectionIds.filter((id) => complexIds.has(id)),
+  const complex = new Set(cases.filter((c) => c.complexity === 'complex').map((c) => c.id));
+  return {
+    seed: config.seed, limit: ids.length, total: cases.length, datasetRev: datasetRev(cases),
+    ids, complex: ids.filter((id) => complex.has(id)),
   };
-  const inSelection = new Set(selectionIds);
+}
 
-  // runs/
+/** Every run folder: its cases, results, findings and changes, in the order runs happen. */
+function readRuns(r: FolderReader): { runs: RunPlan[]; final: RunPlan | null } {
   const runs: RunPlan[] = [];
   let final: RunPlan | null = null;
-  for (const folder of input.runFolders) {
+  for (const folder of r.input.runFolders) {
     const id = parseRunFolderName(folder.folder);
     if (!id) {
-      warnings.push(`${shown(`runs/${folder.folder}`)} names no run (batchNN-nomem-runN, batchNN-mem-runN, final-check): left out`);
+      r.warnings.push(`${r.shown(`runs/${folder.folder}`)} names no run (batchNN-nomem-runN, batchNN-mem-runN, final-check): left out`);
       continue;
     }
-    const name = formatRunName(id);
     const base = `runs/${folder.folder}`;
     const run: RunPlan = {
-      name, id, folder: folder.folder, base, files: folder.files, cases: null,
+      name: formatRunName(id), id, folder: folder.folder, base, files: folder.files, cases: null,
       started: folder.hasBatchDir, finished: folder.files.includes('batch/batch.json'),
       results: null, findings: null, verdict: null, wrong: [], changes: null,
     };
-    const rawCases = json(`${base}/cases.json`);
+    const rawCases = r.json(`${base}/cases.json`);
     if (rawCases !== undefined) {
       const list = idsOf(rawCases) ?? (isObject(rawCases) ? idsOf(field(rawCases, 'cases', 'ids')) : null);
-      if (list === null) problems.push({ file: shown(`${base}/cases.json`), message: 'must be a list of case ids or cases, or {"cases": [...]}', received: describeValue(rawCases) });
+      if (list === null) r.problems.push({ file: r.shown(`${base}/cases.json`), message: 'must be a list of case ids or cases, or {"cases": [...]}', received: describeValue(rawCases) });
       else {
         run.cases = list;
-        knownIds(list, shown(`${base}/cases.json`), 'cases');
+        r.knownIds(list, r.shown(`${base}/cases.json`), 'cases');
       }
     }
     if (run.finished) {
-      const raw = json(`${base}/batch/batch.json`);
-      if (raw !== undefined) run.results = readResults(raw, shown(`${base}/batch/batch.json`), problems);
+      const raw = r.json(`${base}/batch/batch.json`);
+      if (raw !== undefined) run.results = readResults(raw, r.shown(`${base}/batch/batch.json`), r.problems);
     }
-    const findingsText = input.files.get(`${base}/findings.md`);
+    const findingsText = r.input.files.get(`${base}/findings.md`);
     if (findingsText !== undefined) {
-      if (!run.finished) problems.push({ file: shown(`${base}/findings.md`), message: 'grades a run that never finished (no batch/batch.json)' });
+      if (!run.finished) r.problems.push({ file: r.shown(`${base}/findings.md`), message: 'grades a run that never finished (no batch/batch.json)' });
       run.findings = readFindings(findingsText);
     }
-    const changesText = input.files.get(`${base}/changes.md`);
+    const changesText = r.input.files.get(`${base}/changes.md`);
     if (changesText !== undefined) {
       const m = /^\s*(?:[-*]\s+)?\**\s*aims\s*\**\s*:\s*\**\s*(.*)$/im.exec(changesText);
       let aims: string[] | null = null;
       if (m) {
         const ids = splitIds(m[1]!.replace(/\*+$/, ''));
-        if (ids.every((x) => caseIds.has(x))) aims = ids;
-        else warnings.push(`${shown(`${base}/changes.md`)}: the Aims line names no case ids (${m[1]!.trim()}): the edit aims at the run's wrong cases`);
+        if (ids.every((x) => r.caseIds.has(x))) aims = ids;
+        else r.warnings.push(`${r.shown(`${base}/changes.md`)}: the Aims line names no case ids (${m[1]!.trim()}): the edit aims at the run's wrong cases`);
       }
       run.changes = { aims };
     }
     if (id.kind === 'final') final = run;
     else runs.push(run);
   }
-  const halfOrder = (h: Half) => (h === 'nomem' ? 0 : 1);
-  const key = (r: RunPlan) => (r.id.kind === 'batch' ? [r.id.batch, halfOrder(r.id.half), r.id.number] : [Infinity, 0, 0]);
+  const key = (x: RunPlan) => [batchOf(x), halfOf(x) === 'mem' ? 1 : 0, x.id.kind === 'batch' ? x.id.number : 0];
   runs.sort((a, b) => {
     const [x, y] = [key(a), key(b)];
     return x[0]! - y[0]! || x[1]! - y[1]! || x[2]! - y[2]!;
   });
-  const seenNames = new Map<string, string>();
-  for (const r of [...runs, ...(final ? [final] : [])]) {
-    const earlier = seenNames.get(r.name);
-    if (earlier) problems.push({ file: shown(`runs/${r.folder}`), message: `is the same run as runs/${earlier}` });
-    seenNames.set(r.name, r.folder);
+  const seen = new Map<string, string>();
+  for (const run of [...runs, ...(final ? [final] : [])]) {
+    const earlier = seen.get(run.name);
+    if (earlier) r.problems.push({ file: r.shown(`runs/${run.folder}`), message: `is the same run as runs/${earlier}` });
+    seen.set(run.name, run.folder);
   }
+  return { runs, final };
+}
 
-  // batches: numbered 1..N, runs of a half 1..k, each batch's plan
-  const batchNumbers = [...new Set(runs.map((r) => (r.id as { batch: number }).batch))];
-  batchNumbers.forEach((n, i) => {
-    if (n !== i + 1) problems.push({ file: shown('runs'), message: `batch ${n} follows batch ${i === 0 ? 'none' : batchNumbers[i - 1]}: batches are numbered 1, 2, … without a gap` });
+interface Batches {
+  numbers: number[];
+  last: number;
+  runs: Map<number, RunPlan[]>;
+}
+
+/** Batches numbered 1..N, runs of a half numbered 1..k: the history the folder claims. */
+function groupBatches(r: FolderReader, runs: readonly RunPlan[]): Batches {
+  const numbers = [...new Set(runs.map(batchOf))];
+  numbers.forEach((n, i) => {
+    if (n !== i + 1) r.problems.push({ file: r.shown('runs'), message: `batch ${n} follows batch ${i === 0 ? 'none' : numbers[i - 1]}: batches are numbered 1, 2, … without a gap` });
   });
   const byBatch = new Map<number, RunPlan[]>();
-  for (const r of runs) {
-    const b = (r.id as { batch: number }).batch;
-    byBatch.set(b, [...(byBatch.get(b) ?? []), r]);
-  }
+  for (const run of runs) byBatch.set(batchOf(run), [...(byBatch.get(batchOf(run)) ?? []), run]);
   for (const [b, list] of byBatch) {
     for (const half of ['nomem', 'mem'] as const) {
-      list.filter((r) => (r.id as { half: Half }).half === half).forEach((r, i) => {
-        const number = (r.id as { number: number }).number;
-        if (number !== i + 1) problems.push({ file: shown(`runs/${r.folder}`), message: `is run ${number} of batch ${b} ${half}, but run ${i + 1} is missing` });
+      list.filter((x) => halfOf(x) === half).forEach((run, i) => {
+        const number = run.id.kind === 'batch' ? run.id.number : 0;
+        if (number !== i + 1) r.problems.push({ file: r.shown(`runs/${run.folder}`), message: `is run ${number} of batch ${b} ${half}, but run ${i + 1} is missing` });
       });
     }
   }
+  return { numbers, last: numbers[numbers.length - 1] ?? 0, runs: byBatch };
+}
 
-  // plans
+/** The latest run of a batch's half graded PASSED. */
+function passingRun(batches: Batches, batch: number, half: Half): RunPlan | null {
+  const list = (batches.runs.get(batch) ?? []).filter((x) => halfOf(x) === half && x.verdict === 'PASSED');
+  return list[list.length - 1] ?? null;
+}
+
+/** Each batch's plan: from plan.json, else from cases.json; every run of the batch must hold its cases. */
+function readPlans(r: FolderReader, batches: Batches, inSelection: ReadonlySet<string>): Map<number, BatchPlan> {
   const plans = new Map<number, BatchPlan>();
-  const used: string[] = [];
-  const usedSet = new Set<string>();
-  for (const b of batchNumbers) {
-    const list = byBatch.get(b)!;
+  const used = new Set<string>();
+  for (const b of batches.numbers) {
+    const list = batches.runs.get(b)!;
     let plan: BatchPlan | null = null;
     let planFile = '';
-    for (const r of list) {
-      if (!r.files.includes('plan.json')) continue;
-      const rel = `${r.base}/plan.json`;
-      const raw = json(rel);
-      if (raw === undefined) continue;
-      const file = shown(rel);
-      if (!isObject(raw)) {
-        problems.push({ file, message: 'must be an object {batch, size, why, kind, new, recheck}', received: describeValue(raw) });
-        continue;
-      }
-      const rawBatch = field(raw, 'batch');
-      if (rawBatch !== undefined && batchNumberOf(rawBatch) !== b) {
-        problems.push({ file, field: 'batch', message: `must be ${b}, the batch of the folder`, received: describeValue(rawBatch) });
-      }
-      let fresh = idsOf(field(raw, 'new', 'newCases', 'newIds', 'fresh'));
-      let recheck = idsOf(field(raw, 'recheck', 'recheckCases', 'recheckIds', 'rechecks'));
-      if (!hasField(raw, 'new', 'newCases', 'newIds', 'fresh') && !hasField(raw, 'recheck', 'recheckCases', 'recheckIds', 'rechecks')) {
-        const all = idsOf(field(raw, 'cases', 'ids'));
-        if (all) {
-          fresh = all.filter((x) => !usedSet.has(x));
-          recheck = all.filter((x) => usedSet.has(x));
-        }
-      }
-      if (fresh === null) problems.push({ file, field: 'new', message: 'must be a list of case ids', received: describeValue(field(raw, 'new', 'newCases')) });
-      if (recheck === null) {
-        if (hasField(raw, 'recheck', 'recheckCases', 'recheckIds', 'rechecks')) problems.push({ file, field: 'recheck', message: 'must be a list of case ids', received: describeValue(field(raw, 'recheck')) });
-        recheck = [];
-      }
-      if (fresh === null) continue;
-      const rawKind = field(raw, 'kind');
-      let kind: BatchPlan['kind'] = 'new';
-      if (rawKind !== undefined) {
-        if (rawKind === 'new' || rawKind === 'difficult') kind = rawKind;
-        else problems.push({ file, field: 'kind', message: 'must be new or difficult', received: describeValue(rawKind) });
-      } else if (fresh.length > 0 && fresh.every((x) => usedSet.has(x))) kind = 'difficult';
-      const size = num(field(raw, 'size'));
-      const why = field(raw, 'why', 'reason');
-      const candidate: BatchPlan = {
-        batch: b, size: size !== null && Number.isInteger(size) && size >= 0 ? size : fresh.length,
-        why: typeof why === 'string' && why.trim() ? why.trim() : `imported from ${file}`,
-        kind, new: fresh, recheck,
-      };
-      knownIds([...fresh, ...recheck], file, 'new/recheck');
+    for (const run of list) {
+      if (!run.files.includes('plan.json')) continue;
+      const file = r.shown(`${run.base}/plan.json`);
+      const candidate = readPlanJson(r, r.json(`${run.base}/plan.json`), file, b, used);
+      if (candidate === null) continue;
       if (plan === null) {
         plan = candidate;
         planFile = file;
-      } else if (!sameSet([...plan.new, ...plan.recheck], [...fresh, ...recheck])) {
-        problems.push({ file, message: `plans other cases than ${planFile}: every run of a batch uses the same cases` });
+      } else if (!sameSet(batchCasesOf(plan), batchCasesOf(candidate))) {
+        r.problems.push({ file, message: `plans other cases than ${planFile}: every run of a batch uses the same cases` });
       }
     }
     if (plan === null) {
-      const first = list.find((r) => r.cases !== null);
+      const first = list.find((x) => x.cases !== null);
       if (!first) {
-        problems.push({ file: shown(`runs/${list[0]!.folder}`), message: `batch ${b} has neither plan.json nor cases.json in any of its run folders: its cases are unknown` });
+        r.problems.push({ file: r.shown(`runs/${list[0]!.folder}`), message: `batch ${b} has neither plan.json nor cases.json in any of its run folders: its cases are unknown` });
         continue;
       }
-      const fresh = first.cases!.filter((x) => !usedSet.has(x));
-      const recheck = first.cases!.filter((x) => usedSet.has(x));
-      const kind: BatchPlan['kind'] = fresh.length === 0 ? 'difficult' : 'new';
-      plan = {
-        batch: b, size: kind === 'new' ? fresh.length : recheck.length, why: `imported from ${shown(`${first.base}/cases.json`)}`,
-        kind, new: kind === 'new' ? fresh : recheck, recheck: kind === 'new' ? recheck : [],
-      };
-      planFile = shown(`${first.base}/cases.json`);
-      warnings.push(`batch ${b} has no plan.json: planned from ${planFile} (cases never used before are new, the others recheck)`);
+      planFile = r.shown(`${first.base}/cases.json`);
+      const fresh = first.cases!.filter((x) => !used.has(x));
+      const recheck = first.cases!.filter((x) => used.has(x));
+      // Nothing new: the batch retried difficult cases, which cases.json cannot tell from its rechecks.
+      plan = fresh.length > 0
+        ? { batch: b, size: fresh.length, why: `imported from ${planFile}`, kind: 'new', new: fresh, recheck }
+        : { batch: b, size: recheck.length, why: `imported from ${planFile}`, kind: 'difficult', new: recheck, recheck: [] };
+      r.warnings.push(`batch ${b} has no plan.json: planned from ${planFile} (cases never used before are new, the others recheck)`);
     }
-    const dup = plan.new.find((x, i) => plan!.new.indexOf(x) !== i || plan!.recheck.includes(x)) ?? plan.recheck.find((x, i) => plan!.recheck.indexOf(x) !== i);
-    if (dup) problems.push({ file: planFile, message: 'holds a case twice: new and recheck cases are distinct', received: describeValue(dup) });
-    const planned = [...plan.new, ...plan.recheck];
-    for (const x of planned) if (!inSelection.has(x)) warnings.push(`batch ${b}: case ${x} is not in the selection`);
-    for (const r of list) {
-      if (r.cases !== null && !sameSet(r.cases, planned)) {
-        problems.push({ file: shown(`${r.base}/cases.json`), message: `holds other cases than batch ${b}'s plan (${planFile}): every run of a batch uses the same cases` });
+    const p = plan;
+    const dup = p.new.find((x, i) => p.new.indexOf(x) !== i || p.recheck.includes(x)) ?? p.recheck.find((x, i) => p.recheck.indexOf(x) !== i);
+    if (dup) r.problems.push({ file: planFile, message: 'holds a case twice: new and recheck cases are distinct', received: describeValue(dup) });
+    const planned = batchCasesOf(p);
+    for (const x of planned) if (!inSelection.has(x)) r.warnings.push(`batch ${b}: case ${x} is not in the selection`);
+    for (const run of list) {
+      if (run.cases !== null && !sameSet(run.cases, planned)) {
+        r.problems.push({ file: r.shown(`${run.base}/cases.json`), message: `holds other cases than batch ${b}'s plan (${planFile}): every run of a batch uses the same cases` });
       }
+      run.cases ??= planned;
     }
-    plans.set(b, plan);
-    for (const x of planned) {
-      if (!usedSet.has(x)) {
-        usedSet.add(x);
-        used.push(x);
-      }
-    }
+    plans.set(b, p);
+    for (const x of planned) used.add(x);
   }
-  for (const r of runs) r.cases ??= plans.get((r.id as { batch: number }).batch) ? batchCasesOf(plans.get((r.id as { batch: number }).batch)!) : [];
-  // verdicts and wrong cases of graded runs
-  const gradeRun = (run: RunPlan, isFinal: boolean) => {
-    const f = run.findings;
-    if (!f || !run.finished) return;
-    const file = shown(`${run.base}/findings.md`);
-    if (f.heading === null) {
-      warnings.push(`${file} has no verdict heading (## …) yet: ${run.name} is imported as not graded`);
-      return;
-    }
-    const v = f.verdict!;
-    if (isFinal) run.verdict = v === 'VERIFIED' ? 'VERIFIED' : v === 'VOID' ? 'VOID' : 'FAILED';
-    else if ((VERDICTS as readonly string[]).includes(v) && v !== 'VERIFIED' && v !== 'FAILED') run.verdict = v as Verdict;
-    else {
-      problems.push({
-        file, field: 'first ## heading',
-        message: 'must be the verdict: PROGRESS, NO CHANGE, REGRESSION, MIXED, CORRECT, PASSED or VOID, e.g. `## PASSED`',
-        received: describeValue(f.heading),
-      });
-      return;
-    }
-    const runCases = isFinal ? selectionIds : (run.cases ?? []);
-    const inRun = new Set(runCases);
-    if (f.wrongLine !== null && f.wrongLine.every((x) => caseIds.has(x))) {
-      run.wrong = f.wrongLine.filter((x) => inRun.has(x) || !isFinal);
-      for (const x of f.wrongLine) if (!inRun.has(x)) warnings.push(`${file}: wrong case ${x} is not one of ${run.name}'s cases`);
-      return;
-    }
-    if (f.wrongLine !== null) warnings.push(`${file}: the Wrong line names no case ids: read the table and batch.json instead`);
-    const right = new Map(run.results?.right ?? []);
-    for (const [id, r] of f.table) right.set(id, r);
-    const silent = runCases.filter((id) => !right.has(id));
-    if (silent.length > 0 && run.verdict !== 'VOID') {
-      warnings.push(`${run.name}: no right/wrong for ${silent.length} case${silent.length === 1 ? '' : 's'} (${silent.slice(0, 5).join(', ')}${silent.length > 5 ? ', …' : ''}) in batch.json or findings.md: counted right`);
-    }
-    run.wrong = runCases.filter((id) => right.get(id) === false);
-  };
-  for (const r of runs) gradeRun(r, false);
-  if (final) gradeRun(final, true);
-  for (const r of [...runs, ...(final ? [final] : [])]) {
-    if (r.changes && !r.verdict) problems.push({ file: shown(`${r.base}/changes.md`), message: `is an edit after ${r.name}, which is not graded: an edit responds to a graded run` });
-    if (r === final && r.changes) warnings.push(`${shown(`${r.base}/changes.md`)}: the final check is never edited after: left out`);
-  }
+  return plans;
+}
 
-  // the order things happened: nothing after a run that did not finish
-  const ordered = [...runs, ...(final ? [final] : [])];
-  ordered.forEach((r, i) => {
-    if (r.finished && (r.verdict || r.results?.void)) return;
-    const later = ordered.slice(i + 1).find((x) => x.started);
+function readPlanJson(r: FolderReader, raw: unknown, file: string, batch: number, used: ReadonlySet<string>): BatchPlan | null {
+  if (raw === undefined) return null;
+  if (!isObject(raw)) {
+    r.problems.push({ file, message: 'must be an object {batch, size, why, kind, new, recheck}', received: describeValue(raw) });
+    return null;
+  }
+  const rawBatch = field(raw, 'batch');
+  if (rawBatch !== undefined && batchNumberOf(rawBatch) !== batch) {
+    r.problems.push({ file, field: 'batch', message: `must be ${batch}, the batch of the folder`, received: describeValue(rawBatch) });
+  }
+  const NEW = ['new', 'newCases', 'newIds', 'fresh'];
+  const RECHECK = ['recheck', 'recheckCases', 'recheckIds', 'rechecks'];
+  let fresh = idsOf(field(raw, ...NEW));
+  let recheck = idsOf(field(raw, ...RECHECK));
+  if (!hasField(raw, ...NEW) && !hasField(raw, ...RECHECK)) {
+    const all = idsOf(field(raw, 'cases', 'ids'));
+    if (all) {
+      fresh = all.filter((x) => !used.has(x));
+      recheck = all.filter((x) => used.has(x));
+    }
+  }
+  if (fresh === null) r.problems.push({ file, field: 'new', message: 'must be a list of case ids', received: describeValue(field(raw, ...NEW)) });
+  if (recheck === null) {
+    if (hasField(raw, ...RECHECK)) r.problems.push({ file, field: 'recheck', message: 'must be a list of case ids', received: describeValue(field(raw, ...RECHECK)) });
+    recheck = [];
+  }
+  if (fresh === null) return null;
+  const rawKind = field(raw, 'kind');
+  let kind: BatchPlan['kind'] = fresh.length > 0 && fresh.every((x) => used.has(x)) ? 'difficult' : 'new';
+  if (rawKind === 'new' || rawKind === 'difficult') kind = rawKind;
+  else if (rawKind !== undefined) r.problems.push({ file, field: 'kind', message: 'must be new or difficult', received: describeValue(rawKind) });
+  const size = num(field(raw, 'size'));
+  const why = field(raw, 'why', 'reason');
+  r.knownIds([...fresh, ...recheck], file, 'new/recheck');
+  return {
+    batch, size: size !== null && Number.isInteger(size) && size >= 0 ? size : fresh.length,
+    why: typeof why === 'string' && why.trim() ? why.trim() : `imported from ${file}`,
+    kind, new: fresh, recheck,
+  };
+}
+
+/** Verdicts and wrong cases of the graded runs (SPEC 3.4), and the order the runs claim. */
+function gradeRuns(r: FolderReader, runs: readonly RunPlan[], final: RunPlan | null, selection: readonly string[]): void {
+  const all = [...runs, ...(final ? [final] : [])];
+  for (const run of all) gradeRun(r, run, run === final ? selection : (run.cases ?? []));
+  for (const run of all) {
+    if (run.changes && !run.verdict) r.problems.push({ file: r.shown(`${run.base}/changes.md`), message: `is an edit after ${run.name}, which is not graded: an edit responds to a graded run` });
+    if (run === final && run.changes) r.warnings.push(`${r.shown(`${run.base}/changes.md`)}: the final check is never edited after: left out`);
+  }
+  // Nothing starts after a run that never started or never finished.
+  all.forEach((run, i) => {
+    if (run.finished && (run.verdict || run.results?.void)) return;
+    const later = all.slice(i + 1).find((x) => x.started);
     if (!later) return;
-    if (r.finished) warnings.push(`${later.name} started before ${r.name} was graded`);
+    if (run.finished) r.warnings.push(`${later.name} started before ${run.name} was graded`);
     else {
-      problems.push({
-        file: shown(`runs/${later.folder}`),
-        message: `started, but the run before it (${r.name}) ${r.started ? 'never finished (no batch/batch.json)' : 'never started (no batch/ folder)'}`,
+      r.problems.push({
+        file: r.shown(`runs/${later.folder}`),
+        message: `started, but the run before it (${run.name}) ${run.started ? 'never finished (no batch/batch.json)' : 'never started (no batch/ folder)'}`,
       });
     }
   });
+}
 
-  for (const r of runs) {
-    if (!r.verdict) continue;
-    const inRun = new Set(r.cases ?? []);
-    const outside = r.wrong.filter((x) => !inRun.has(x));
-    if (outside.length > 0) warnings.push(`${r.name}: wrong case${outside.length === 1 ? '' : 's'} ${outside.join(', ')} not in the run: left out`);
-    r.wrong = r.wrong.filter((x) => inRun.has(x));
+function gradeRun(r: FolderReader, run: RunPlan, runCases: readonly string[]): void {
+  const f = run.findings;
+  if (!f || !run.finished) return;
+  const file = r.shown(`${run.base}/findings.md`);
+  if (f.heading === null) {
+    r.warnings.push(`${file} has no verdict heading (## …) yet: ${run.name} is imported as not graded`);
+    return;
   }
+  const v = f.verdict!;
+  if (run.id.kind === 'final') run.verdict = v === 'VERIFIED' ? 'VERIFIED' : v === 'VOID' ? 'VOID' : 'FAILED';
+  else if ((VERDICTS as readonly string[]).includes(v) && v !== 'VERIFIED' && v !== 'FAILED') run.verdict = v as Verdict;
+  else {
+    r.problems.push({
+      file, field: 'first ## heading',
+      message: 'must be the verdict: PROGRESS, NO CHANGE, REGRESSION, MIXED, CORRECT, PASSED or VOID, e.g. `## PASSED`',
+      received: describeValue(f.heading),
+    });
+    return;
+  }
+  const inRun = new Set(runCases);
+  let wrong: string[];
+  if (f.wrongLine !== null && f.wrongLine.every((x) => r.caseIds.has(x))) wrong = f.wrongLine;
+  else {
+    if (f.wrongLine !== null) r.warnings.push(`${file}: the Wrong line names no case ids: read the table and batch.json instead`);
+    const right = new Map(run.results?.right ?? []);
+    for (const [id, ok] of f.table) right.set(id, ok);
+    const silent = runCases.filter((id) => !right.has(id));
+    if (silent.length > 0 && run.verdict !== 'VOID') {
+      r.warnings.push(`${run.name}: no right/wrong for ${silent.length} case${silent.length === 1 ? '' : 's'} (${silent.slice(0, 5).join(', ')}${silent.length > 5 ? ', …' : ''}) in batch.json or findings.md: counted right`);
+    }
+    wrong = runCases.filter((id) => right.get(id) === false);
+  }
+  const outside = wrong.filter((x) => !inRun.has(x));
+  if (outside.length > 0) r.warnings.push(`${file}: wrong case${outside.length === 1 ? '' : 's'} ${outside.join(', ')} not among ${run.name}'s cases: left out`);
+  run.wrong = wrong.filter((x) => inRun.has(x));
+}
 
-  // the passing runs, the memory pointers
-  const lastBatch = batchNumbers[batchNumbers.length - 1] ?? 0;
-  const passing = (b: number, half: Half) => {
-    const list = (byBatch.get(b) ?? []).filter((r) => (r.id as { half: Half }).half === half && r.verdict === 'PASSED');
-    return list[list.length - 1] ?? null;
-  };
-  for (const b of batchNumbers) {
-    const memStarted = byBatch.get(b)!.some((r) => (r.id as { half: Half }).half === 'mem' && r.started);
-    if (memStarted && !passing(b, 'nomem')) {
-      problems.push({ file: shown('runs'), message: `batch ${b} has with-memory runs but no no-memory run graded PASSED: the candidate memory comes from one` });
+/** memory/candidate.json names the run the candidate came from; memory/last-good.json the batch it holds. */
+function readMemoryPointers(r: FolderReader, runs: readonly RunPlan[], batches: Batches): { candidateRun: string | null; lastGood: number } {
+  for (const b of batches.numbers) {
+    const memStarted = batches.runs.get(b)!.some((x) => halfOf(x) === 'mem' && x.started);
+    if (memStarted && !passingRun(batches, b, 'nomem')) {
+      r.problems.push({ file: r.shown('runs'), message: `batch ${b} has with-memory runs but no no-memory run graded PASSED: the candidate memory comes from one` });
     }
   }
   let candidateRun: string | null = null;
-  const rawCandidate = json('memory/candidate.json');
+  const rawCandidate = r.json('memory/candidate.json');
   if (rawCandidate !== undefined && rawCandidate !== null) {
-    const file = shown('memory/candidate.json');
+    const file = r.shown('memory/candidate.json');
     const named = typeof rawCandidate === 'string' ? rawCandidate : isObject(rawCandidate) ? field(rawCandidate, 'run', 'from', 'source', 'fromRun', 'name') : undefined;
     const batchOnly = isObject(rawCandidate) ? batchNumberOf(field(rawCandidate, 'batch')) : null;
     if (typeof named === 'string') {
       const id = parseRunFolderName(named);
-      const run = id?.kind === 'batch' ? runs.find((r) => r.name === formatRunName(id)) : undefined;
-      if (!run) problems.push({ file, field: 'run', message: 'must name a run of the folder (batchNN-nomem-runN)', received: describeValue(named) });
-      else if ((run.id as { half: Half }).half !== 'nomem' || run.verdict !== 'PASSED') {
-        problems.push({ file, field: 'run', message: 'must name a no-memory run graded PASSED: the candidate is built from one', received: describeValue(named) });
+      const run = id?.kind === 'batch' ? runs.find((x) => x.name === formatRunName(id)) : undefined;
+      if (!run) r.problems.push({ file, field: 'run', message: 'must name a run of the folder (batchNN-nomem-runN)', received: describeValue(named) });
+      else if (halfOf(run) !== 'nomem' || run.verdict !== 'PASSED') {
+        r.problems.push({ file, field: 'run', message: 'must name a no-memory run graded PASSED: the candidate is built from one', received: describeValue(named) });
       } else candidateRun = run.name;
     } else if (batchOnly !== null && batchOnly > 0) {
-      const run = passing(batchOnly, 'nomem');
-      if (!run) problems.push({ file, field: 'batch', message: `batch ${batchOnly} has no no-memory run graded PASSED`, received: describeValue(batchOnly) });
+      const run = passingRun(batches, batchOnly, 'nomem');
+      if (!run) r.problems.push({ file, field: 'batch', message: `batch ${batchOnly} has no no-memory run graded PASSED`, received: describeValue(batchOnly) });
       else candidateRun = run.name;
     } else if (!(batchOnly === 0 || (isObject(rawCandidate) && Object.keys(rawCandidate).length === 0))) {
-      warnings.push(`${file} names no run (run, from, source or batch): no candidate is imported from it`);
+      r.warnings.push(`${file} names no run (run, from, source or batch): no candidate is imported from it`);
     }
   }
   let lastGood = 0;
-  const rawLastGood = json('memory/last-good.json');
+  const rawLastGood = r.json('memory/last-good.json');
   if (rawLastGood !== undefined && rawLastGood !== null) {
-    const file = shown('memory/last-good.json');
+    const file = r.shown('memory/last-good.json');
     const v = isObject(rawLastGood) ? field(rawLastGood, 'batch', 'run', 'from', 'source', 'name') : rawLastGood;
     const n = batchNumberOf(v);
-    if (n === null) warnings.push(`${file} names no batch (batch, run, or a name like batch03): no checkpoint is imported from it`);
-    else if (n > 0 && (n > lastBatch || !passing(n, 'mem'))) {
-      problems.push({ file, field: 'batch', message: `names batch ${n}, which has no with-memory run graded PASSED: a checkpoint holds a batch that passed with memory`, received: describeValue(v) });
+    if (n === null) r.warnings.push(`${file} names no batch (batch, run, or a name like batch03): no checkpoint is imported from it`);
+    else if (n > 0 && (n > batches.last || !passingRun(batches, n, 'mem'))) {
+      r.problems.push({ file, field: 'batch', message: `names batch ${n}, which has no with-memory run graded PASSED: a checkpoint holds a batch that passed with memory`, received: describeValue(v) });
     } else lastGood = n;
   }
+  return { candidateRun, lastGood };
+}
 
-  // difficult.json
-  const difficult: DifficultIn[] = [];
-  const rawDifficult = json('difficult.json');
-  if (rawDifficult !== undefined) {
-    const file = shown('difficult.json');
-    let list = listOf(rawDifficult, ['entries', 'difficult', 'cases', 'items']);
-    if (list === null && isObject(rawDifficult)) {
-      list = Object.entries(rawDifficult).map(([id, e]) => (isObject(e) ? { id, ...e } : e));
+function readDifficult(r: FolderReader, lastBatch: number): DifficultIn[] {
+  const out: DifficultIn[] = [];
+  const raw = r.json('difficult.json');
+  if (raw === undefined) return out;
+  const file = r.shown('difficult.json');
+  let list = listOf(raw, ['entries', 'difficult', 'cases', 'items']);
+  if (list === null && isObject(raw)) list = Object.entries(raw).map(([id, e]) => (isObject(e) ? { id, ...e } : e));
+  if (list === null) r.problems.push({ file, message: 'must be a list of entries {id, reason, batch, fixed}', received: describeValue(raw) });
+  (list ?? []).forEach((e, i) => {
+    const where = `entry ${i}`;
+    if (!isObject(e)) {
+      r.problems.push({ file, where, message: 'must be an object {id, reason, batch, fixed}', received: describeValue(e) });
+      return;
     }
-    if (list === null) problems.push({ file, message: 'must be a list of entries {id, reason, batch, fixed}', received: describeValue(rawDifficult) });
-    (list ?? []).forEach((e, i) => {
-      const where = `entry ${i}`;
-      if (!isObject(e)) {
-        problems.push({ file, where, message: 'must be an object {id, reason, batch, fixed}', received: describeValue(e) });
-        return;
-      }
-      const id = field(e, 'id', 'case', 'caseId');
-      const reasonRaw = field(e, 'reason', 'why');
-      const reason = typeof reasonRaw === 'string' ? reasonRaw.trim().toLowerCase() : reasonRaw;
-      const batchRaw = field(e, 'batch', 'addedIn', 'added', 'addedBatch');
-      const batch = batchNumberOf(batchRaw);
-      const status = field(e, 'status');
-      const fixedRaw = field(e, 'fixed');
-      const fixed = fixedRaw === true || (typeof status === 'string' && status.toLowerCase() === 'fixed');
-      if (fixedRaw !== undefined && typeof fixedRaw !== 'boolean') problems.push({ file, where, field: 'fixed', message: 'must be true or false', received: describeValue(fixedRaw) });
+    const id = field(e, 'id', 'case', 'caseId');
+    const reasonRaw = field(e, 'reason', 'why');
+    const reason = typeof reasonRaw === 'string' ? reasonRaw.trim().toLowerCase() : reasonRaw;
+    const batchRaw = field(e, 'batch', 'addedIn', 'added', 'addedBatch');
+    const batch = batchNumberOf(batchRaw);
+    const status = field(e, 'status');
+    const fixedRaw = field(e, 'fixed');
+    const fixed = fixedRaw === true || (typeof status === 'string' && status.toLowerCase() === 'fixed');
+    if (fixedRaw !== undefined && typeof fixedRaw !== 'boolean') r.problems.push({ file, where, field: 'fixed', message: 'must be true or false', received: describeValue(fixedRaw) });
+    const notesRaw = field(e, 'notes', 'note');
+    const notes = typeof notesRaw === 'string' ? [notesRaw] : Array.isArray(notesRaw) ? notesRaw.map(String) : [];
+    let ok = true;
+    if (typeof id !== 'string' || (r.input.problems.length === 0 && !r.caseIds.has(id))) {
+      r.problems.push({ file, where, field: 'id', message: 'must name a case of the dataset', received: describeValue(id) });
+      ok = false;
+    }
+    if (!(DIFFICULT_REASONS as readonly unknown[]).includes(reason)) {
+      r.problems.push({ file, where, field: 'reason', message: `must be one of ${DIFFICULT_REASONS.join(', ')}`, received: describeValue(reasonRaw) });
+      ok = false;
+    }
+    if (batch === null || batch > lastBatch) {
+      r.problems.push({
+        file, where, field: 'batch',
+        message: batch === null
+          ? 'must be the batch the entry was added in (a number; 0 = before batch 1)'
+          : `names batch ${batch}, but the folder's last batch is ${lastBatch}`,
+        received: describeValue(batchRaw),
+      });
+      ok = false;
+    }
+    if (ok) {
       const fixedIn = batchNumberOf(field(e, 'fixedIn', 'fixedBatch'));
-      const notesRaw = field(e, 'notes', 'note');
-      const notes = typeof notesRaw === 'string' ? [notesRaw] : Array.isArray(notesRaw) ? notesRaw.map(String) : [];
-      let ok = true;
-      if (typeof id !== 'string' || (datasetOk && !caseIds.has(id))) {
-        problems.push({ file, where, field: 'id', message: 'must name a case of the dataset', received: describeValue(id) });
-        ok = false;
-      }
-      if (!(DIFFICULT_REASONS as readonly unknown[]).includes(reason)) {
-        problems.push({ file, where, field: 'reason', message: `must be one of ${DIFFICULT_REASONS.join(', ')}`, received: describeValue(reasonRaw) });
-        ok = false;
-      }
-      if (batch === null || batch > lastBatch) {
-        problems.push({
-          file, where, field: 'batch',
-          message: batch === null
-            ? 'must be the batch the entry was added in (a number; 0 = before batch 1)'
-            : `names batch ${batch}, but the folder's last batch is ${lastBatch}`,
-          received: describeValue(batchRaw),
-        });
-        ok = false;
-      }
-      if (ok) difficult.push({ id: id as string, reason: reason as DifficultReason, batch: batch!, fixed, fixedIn, notes, index: i });
-    });
-  }
-  // Place each fix: in `fixedIn`, else the last batch holding the id (a fixed case is proposed fixed
-  // from a run that got it right), never after the same id is added again.
-  const difficultAt = new Map<number, DifficultChange[]>();
-  const notesAt = new Map<number, string[]>();
-  const openIds = new Set<string>();
+      out.push({ id: id as string, reason: reason as DifficultReason, batch: batch!, fixed, fixedIn, notes, index: i });
+    }
+  });
+  return out;
+}
+
+interface DifficultPlacement {
+  changes: Map<number, DifficultChange[]>;
+  notes: Map<number, string[]>;
+}
+
+/**
+ * The batch each difficult change belongs to: an add in the batch the entry
+ * was added in (the fold attributes it to the batch planned last, SPEC 3.2's
+ * retries count from it); a fix in `fixedIn`, else the last batch holding
+ * the case (a case is proposed fixed from a run that got it right), never
+ * after the same case is added again.
+ */
+function placeDifficult(r: FolderReader, entries: readonly DifficultIn[], plans: ReadonlyMap<number, BatchPlan>, batches: Batches): DifficultPlacement {
   const fixBatch = (e: DifficultIn): number => {
-    const readded = difficult.find((x) => x.index > e.index && x.id === e.id);
-    let at = e.fixedIn ?? Math.max(e.batch, ...batchNumbers.filter((b) => b >= e.batch && batchCasesOf(plans.get(b) ?? emptyPlan(b)).includes(e.id)));
+    const holding = batches.numbers.filter((b) => b >= e.batch && batchCasesOf(plans.get(b) ?? emptyPlan(b)).includes(e.id));
+    let at = e.fixedIn ?? Math.max(e.batch, ...holding);
+    const readded = entries.find((x) => x.index > e.index && x.id === e.id);
     if (readded) at = Math.min(at, readded.batch);
-    return Math.min(Math.max(at, e.batch), lastBatch);
+    return Math.min(Math.max(at, e.batch), batches.last);
   };
   const events: Array<{ batch: number; order: number; change: DifficultChange; note?: string }> = [];
-  for (const e of difficult) {
+  for (const e of entries) {
     events.push({ batch: e.batch, order: e.index * 2, change: { op: 'add', id: e.id, reason: e.reason }, note: e.notes.length ? `${e.id}: ${e.notes.join('; ')}` : undefined });
     if (e.fixed) events.push({ batch: fixBatch(e), order: e.index * 2 + 1, change: { op: 'fix', id: e.id } });
   }
   events.sort((a, b) => a.batch - b.batch || a.order - b.order);
+  const out: DifficultPlacement = { changes: new Map(), notes: new Map() };
+  const open = new Set<string>();
   for (const ev of events) {
     if (ev.change.op === 'add') {
-      if (openIds.has(ev.change.id)) {
-        warnings.push(`${shown('difficult.json')}: ${ev.change.id} is listed again while still open: the later entry's reason is kept`);
-      }
-      openIds.add(ev.change.id);
-    } else openIds.delete(ev.change.id);
-    difficultAt.set(ev.batch, [...(difficultAt.get(ev.batch) ?? []), ev.change]);
-    if (ev.note) notesAt.set(ev.batch, [...(notesAt.get(ev.batch) ?? []), ev.note]);
+      if (open.has(ev.change.id)) r.warnings.push(`${r.shown('difficult.json')}: ${ev.change.id} is listed again while still open: the later entry's reason is kept`);
+      open.add(ev.change.id);
+    } else open.delete(ev.change.id);
+    out.changes.set(ev.batch, [...(out.changes.get(ev.batch) ?? []), ev.change]);
+    if (ev.note) out.notes.set(ev.batch, [...(out.notes.get(ev.batch) ?? []), ev.note]);
   }
+  return out;
+}
 
-  if (problems.length > 0 || input.problems.length > 0) fail(problems, input.problems);
+/** Everything the replay needs, read and checked. */
+interface ReadTuning {
+  tuning: string;
+  dir: string;
+  input: FolderInput;
+  config: Config;
+  configText: string;
+  selection: Selection;
+  batches: Batches;
+  plans: Map<number, BatchPlan>;
+  final: RunPlan | null;
+  candidateRun: string | null;
+  lastGood: number;
+  difficult: DifficultPlacement;
+}
 
-  // ---- the steps, in the order things happened
+/** Turns the folder into the step commits that replay it; refuses a bad folder with every problem. */
+export function planImport(input: FolderInput, tuning: string): ImportPlan {
+  const r = folderReader(input);
+  const { config, text: configText } = readConfig(r);
+  const selection = readSelection(r, config);
+  const { runs, final } = readRuns(r);
+  const batches = groupBatches(r, runs);
+  const plans = readPlans(r, batches, new Set(selection.ids));
+  gradeRuns(r, runs, final, selection.ids);
+  const { candidateRun, lastGood } = readMemoryPointers(r, runs, batches);
+  const difficult = placeDifficult(r, readDifficult(r, batches.last), plans, batches);
+  if (r.problems.length > 0 || input.problems.length > 0) fail(r.problems, input.problems);
+
+  const dir = tuningDir(tuning);
+  const steps = replay(
+    { tuning, dir, input, config, configText, selection, batches, plans, final, candidateRun, lastGood, difficult },
+    r.warnings,
+  );
+  const state = foldHistory(tuning, historyOf(tuning, steps), selection.ids);
+  if (state.warnings.length > 0) {
+    fail(state.warnings.map((w) => ({ file: input.shown, message: `does not replay as a history: ${w}` })), []);
+  }
+  return { tuning, dir, steps, tags: steps.flatMap((s) => s.tags), warnings: r.warnings, state };
+}
+
+/** The step commits, in the order things happened (the order is documented at the top of this file). */
+function replay(t: ReadTuning, warnings: string[]): PlannedStep[] {
+  const { tuning, dir, input, config, selection, batches } = t;
   const steps: PlannedStep[] = [];
+  const shown = (rel: string) => `${input.shown}/${rel}`;
   const subject = (text: string) => `tune(${tuning}): ${text}`;
+  const from = (rel: string) => `Imported from ${shown(rel)}.`;
   const runPath = (run: RunPlan, rel: string) => `${dir}/runs/${run.name}/${rel}`;
   const copy = (run: RunPlan, rels: string[]): Array<[string, string]> =>
     rels.filter((rel) => run.files.includes(rel)).map((rel) => [runPath(run, rel), input.files.get(`${run.base}/${rel}`)!]);
-  const from = (rel: string) => `Imported from ${shown(rel)}.`;
   const add = (step: Omit<PlannedStep, 'difficult' | 'tags' | 'files'> & Partial<PlannedStep>) => {
     steps.push({ difficult: [], tags: [], files: [], ...step });
-    return steps.length - 1;
   };
-  const foldSoFar = () => foldHistory(tuning, historyOf(tuning, steps), selectionIds);
+  const cases = input.cases;
   const classes = new Set(cases.map((c) => c.class)).size;
   const revs = new Map(cases.map((c) => [c.id, c.rev]));
 
   add({
     data: { step: 'init', tuning }, subject: subject('init'),
     body: `Start tuning ${tuning}, imported from the folder ${input.shown}.`,
-    files: [[`${dir}/${CONFIG_FILE}`, configText]],
+    files: [[`${dir}/${CONFIG_FILE}`, t.configText]],
   });
   add({
     data: { step: 'dataset', cases: cases.length, rev: selection.datasetRev },
@@ -1038,22 +1115,20 @@ export function planImport(input: FolderInput, tuning: string): ImportPlan {
     files: [[`${dir}/${SELECTION_FILE}`, `${JSON.stringify(selection, null, 2)}\n`]],
   });
   const addDifficult = (batch: number) => {
-    const changes = difficultAt.get(batch);
+    const changes = t.difficult.changes.get(batch);
     if (!changes) return;
     const adds = changes.filter((c) => c.op === 'add').length;
-    const fixes = changes.length - adds;
-    const notes = notesAt.get(batch) ?? [];
+    const notes = t.difficult.notes.get(batch) ?? [];
     add({
       data: { step: 'difficult' }, difficult: changes,
-      subject: subject(`difficult list${batch === 0 ? ' before batch 1' : ` of batch ${batch}`} (${adds} added, ${fixes} fixed)`),
+      subject: subject(`difficult list${batch === 0 ? ' before batch 1' : ` of batch ${batch}`} (${adds} added, ${changes.length - adds} fixed)`),
       body: [from('difficult.json'), ...(notes.length ? ['', 'Notes:', ...notes.map((n) => `- ${n}`)] : [])].join('\n'),
     });
   };
-  addDifficult(0);
 
-  const stepRun = (run: RunPlan) => {
-    if (!run.started) return;
-    const concurrency = run.results?.concurrency ?? config!.concurrency;
+  const addRun = (run: RunPlan) => {
+    if (!run.started) return; // planned only: its cases are its batch's plan
+    const concurrency = run.results?.concurrency ?? config.concurrency;
     const startFiles = ['cases.json', 'plan.json'];
     const otherFiles = run.files.filter((f) => !startFiles.includes(f) && f !== 'findings.md' && f !== 'changes.md');
     add({
@@ -1064,16 +1139,17 @@ export function planImport(input: FolderInput, tuning: string): ImportPlan {
     });
     if (!run.finished) return;
     const results = run.results!;
-    const runCases = run.id.kind === 'final' ? selectionIds.length : (run.cases ?? []).length;
+    const count = run.id.kind === 'final' ? selection.ids.length : (run.cases ?? []).length;
     // The folder's own results.json, if any, is copied as it is instead.
-    const resultsFile = run.files.includes('results.json') ? null : caseResultsFile(results, revs);
-    if (resultsFile === null && !run.files.includes('results.json')) warnings.push(`${shown(`${run.base}/batch/batch.json`)}: its results do not fit results.json; only the file itself is kept`);
+    const own = run.files.includes('results.json');
+    const resultsFile = own ? null : caseResultsFile(results, revs);
+    if (resultsFile === null && !own) warnings.push(`${shown(`${run.base}/batch/batch.json`)}: its results do not fit results.json; only the file itself is kept`);
     add({
       data: {
-        step: 'run', run: run.name, concurrency, cases: runCases, void: results.void, stopped: results.stopped,
+        step: 'run', run: run.name, concurrency, cases: count, void: results.void, stopped: results.stopped,
         tokens: results.tokens, costUsd: results.costUsd,
       },
-      subject: subject(`run ${run.name} (${runCases} cases${results.void ? ', VOID' : ''})`),
+      subject: subject(`run ${run.name} (${count} cases${results.void ? ', VOID' : ''})`),
       body: from(`${run.base}/batch/batch.json`),
       files: [
         ...copy(run, [...otherFiles, ...(run.verdict ? [] : ['findings.md'])]),
@@ -1088,7 +1164,8 @@ export function planImport(input: FolderInput, tuning: string): ImportPlan {
       body: from(`${run.base}/findings.md`),
       files: copy(run, ['findings.md']),
     });
-    if (run.changes && run.id.kind === 'batch') {
+    if (run.id.kind !== 'batch') return;
+    if (run.changes) {
       add({
         data: { step: 'edit', run: run.name, aims: run.changes.aims },
         subject: subject(`edit after ${run.name}`),
@@ -1096,76 +1173,66 @@ export function planImport(input: FolderInput, tuning: string): ImportPlan {
         files: copy(run, ['changes.md']),
       });
     }
-    if (run.verdict === 'PASSED' && run.id.kind === 'batch') {
-      // SPEC 10: the folder method reverts by hand before it writes PASSED at the run limit.
-      const state = foldSoFar();
-      const half = run.id.half;
-      if (countedRuns(halfRuns(state, run.id.batch, half)) >= config!.maxRuns) {
-        const batch = run.id.batch;
-        const left = state.edits.filter((e) => e.batch === batch && e.half === half && (e.status === 'pending' || e.status === 'unconfirmed'));
-        if (left.length > 0) {
-          const indexes = left.map((e) => steps.findIndex((_, i) => placeholderOid(i) === e.oid));
-          add({
-            data: { step: 'revert', reverts: left.map((e) => e.oid) }, reverts: indexes,
-            subject: subject(`revert ${left.length} edit${left.length === 1 ? '' : 's'} of ${batchLabel(run.id.batch)} ${half} (reverted in the folder)`),
-            body: `${run.name} is the half's run ${config!.maxRuns} of ${config!.maxRuns}: the folder method reverted its unconfirmed and pending edits by hand before writing PASSED. The changes.md files stay as the record.`,
-          });
-        }
-      }
-    }
+    if (run.verdict === 'PASSED') addHandRevert(run, run.id.batch, run.id.half);
   };
 
-  for (const b of batchNumbers) {
-    const plan = plans.get(b)!;
+  // SPEC 10: the folder method reverts by hand before it writes PASSED at the run limit.
+  const addHandRevert = (run: RunPlan, batch: number, half: Half) => {
+    const state = foldHistory(tuning, historyOf(tuning, steps), selection.ids);
+    if (countedRuns(halfRuns(state, batch, half)) < config.maxRuns) return;
+    const left = state.edits.filter((e) => e.batch === batch && e.half === half && (e.status === 'pending' || e.status === 'unconfirmed'));
+    if (left.length === 0) return;
+    add({
+      data: { step: 'revert', reverts: left.map((e) => e.oid) },
+      reverts: left.map((e) => steps.findIndex((_, i) => placeholderOid(i) === e.oid)),
+      subject: subject(`revert ${left.length} edit${left.length === 1 ? '' : 's'} of ${batchLabel(batch)} ${half} (reverted in the folder)`),
+      body: `${run.name} is the half's run ${config.maxRuns} of ${config.maxRuns}: the folder method reverted its unconfirmed and pending edits by hand before writing PASSED. The changes.md files stay as the record.`,
+    });
+  };
+
+  addDifficult(0);
+  for (const b of batches.numbers) {
+    const plan = t.plans.get(b)!;
     add({
       data: { step: 'plan', batch: b, size: plan.size, kind: plan.kind, new: plan.new, recheck: plan.recheck },
       subject: subject(`plan batch ${b} (${plan.new.length} ${plan.kind} + ${plan.recheck.length} recheck)`),
       body: plan.why,
       files: [[`${dir}/batches/${batchLabel(b)}.json`, `${JSON.stringify(plan, null, 2)}\n`]],
     });
-    const list = byBatch.get(b)!;
-    const lastGraded = [...list].reverse().find((r) => r.verdict !== null) ?? null;
-    const nomemPass = passing(b, 'nomem');
-    const memPass = passing(b, 'mem');
-    const memStarted = list.some((r) => (r.id as { half: Half }).half === 'mem' && r.started);
-    let difficultDone = false;
+    const list = batches.runs.get(b)!;
+    const lastGraded = [...list].reverse().find((x) => x.verdict !== null) ?? null;
+    const nomemPass = passingRun(batches, b, 'nomem');
+    const memPass = passingRun(batches, b, 'mem');
+    const memStarted = list.some((x) => halfOf(x) === 'mem' && x.started);
     for (const half of ['nomem', 'mem'] as const) {
-      if (half === 'mem' && nomemPass && (memStarted || candidateRun === nomemPass.name)) {
+      if (half === 'mem' && nomemPass && (memStarted || t.candidateRun === nomemPass.name)) {
         add({
           data: { step: 'candidate', run: nomemPass.name },
           subject: subject(`candidate memory from ${nomemPass.name}`),
-          body: candidateRun === nomemPass.name ? from('memory/candidate.json') : `Batch ${b}'s with-memory runs started from it.`,
+          body: t.candidateRun === nomemPass.name ? from('memory/candidate.json') : `Batch ${b}'s with-memory runs started from it.`,
         });
       }
-      for (const run of list.filter((r) => (r.id as { half: Half }).half === half)) {
-        stepRun(run);
-        if (run === lastGraded) {
-          addDifficult(b);
-          difficultDone = true;
-        }
+      for (const run of list.filter((x) => halfOf(x) === half)) {
+        addRun(run);
+        if (run === lastGraded) addDifficult(b);
       }
     }
-    if (!difficultDone) addDifficult(b);
-    const later = b < lastBatch || (final?.started ?? false);
-    if (memPass && (later || lastGood >= b)) {
+    if (!lastGraded) addDifficult(b);
+    const later = b < batches.last ? `batch ${b + 1}` : t.final?.started ? 'the final check' : null;
+    if (memPass && (later || t.lastGood >= b)) {
       add({
         data: { step: 'checkpoint', batch: b },
         subject: subject(`checkpoint: batch ${b} is the last good memory`),
-        body: lastGood === b
+        body: t.lastGood === b
           ? from('memory/last-good.json')
-          : `${b < lastBatch ? `Batch ${b + 1}` : 'The final check'} follows it in the folder, so it was the last good memory then.`,
+          : `In the folder ${later ?? `batch ${t.lastGood}'s checkpoint`} follows it, so it was the last good memory then.`,
       });
     } else if (later && !memPass) {
-      warnings.push(`batch ${b} never passed with memory, yet ${b < lastBatch ? `batch ${b + 1}` : 'the final check'} follows: no checkpoint is imported for it`);
+      warnings.push(`batch ${b} never passed with memory, yet ${later} follows: no checkpoint is imported for it`);
     }
   }
-  if (final) stepRun(final);
-
-  const state = foldSoFar();
-  if (state.warnings.length > 0) {
-    fail(state.warnings.map((w) => ({ file: input.shown, message: `does not replay as a history: ${w}` })), []);
-  }
-  return { tuning, dir, steps, tags: steps.flatMap((s) => s.tags), warnings, state };
+  if (t.final) addRun(t.final);
+  return steps;
 }
 
 function batchCasesOf(plan: BatchPlan): string[] {
