@@ -371,7 +371,12 @@ describe('git tune import', () => {
     const folder = writeFolder({
       candidate: { batch: 2 },
       lastGood: { run: 'batch02-mem-run1' },
-      difficult: { entries: [{ case: 'c03', reason: 'Regressed', addedIn: 'batch02', status: 'open' }] },
+      difficult: {
+        entries: [
+          { case: 'c01', reason: 'costly', addedIn: 1, fixed: true, notes: ['12 llm calls', 'fixed by the shorter rule'] },
+          { case: 'c03', reason: 'Regressed', addedIn: 'batch02', status: 'open' },
+        ],
+      },
       runs: {
         'batch01-nomem-run1': run1({ results: { c03: true, c01: true }, findings: findings('PASSED', {}, '## Cost review\n') }),
         'batch01-mem-run1': { started: true, results: { c03: true, c01: true }, findings: findings('PASSED', {}, '## Memory review\n') },
@@ -398,9 +403,16 @@ describe('git tune import', () => {
     expect(grades).toEqual(['(none)', '(none)', 'c03', 'c03']);
     expect(steps(r)).toEqual([
       'init', 'dataset', 'select',
-      'plan', 'run-start', 'run', 'grade', 'candidate', 'run-start', 'run', 'grade', 'checkpoint',
+      'plan', 'run-start', 'run', 'grade', 'candidate', 'run-start', 'run', 'grade', 'difficult', 'checkpoint',
       'plan', 'run-start', 'run', 'grade', 'candidate', 'run-start', 'run', 'grade', 'difficult', 'checkpoint',
     ]);
+    // a fixed entry is added and fixed in the batch that last held it; notes go in the body
+    const difficult = log.filter((c) => c.trailers.includes('Tune-Step: difficult'));
+    expect(difficult.map((c) => c.trailers.split('\n').filter((l) => l.startsWith('Tune-Difficult')))).toEqual([
+      ['Tune-Difficult: add c01 costly', 'Tune-Difficult: fix c01'],
+      ['Tune-Difficult: add c03 regressed'],
+    ]);
+    expect(r.git('log', '-1', '--format=%b', difficult[0]!.oid)).toContain('- c01: 12 llm calls; fixed by the shorter rule');
     expectCleanGit(r);
   });
 
