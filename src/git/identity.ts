@@ -1,8 +1,12 @@
+import { execFile } from 'node:child_process';
 import { promises as fs } from 'node:fs';
+import { promisify } from 'node:util';
 import os from 'node:os';
 import path from 'node:path';
 import { usageError } from '../errors.js';
 import type { Person } from './types.js';
+
+const execFileAsync = promisify(execFile);
 
 /**
  * The author and committer, resolved the way git does: GIT_AUTHOR_* /
@@ -41,7 +45,29 @@ async function readIni(file: string): Promise<Map<string, string>> {
   }
 }
 
+/**
+ * A config value as native git reads it (include.path, includeIf, every
+ * scope), asked of `git config` itself; the INI reading below is the
+ * fallback where no git binary runs.
+ */
 export async function readGitConfigValue(gitdir: string, key: string, env: Env): Promise<string | null> {
+  const childEnv: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined) childEnv[k] = v;
+  try {
+    const { stdout } = await execFileAsync('git', ['config', '--get', key], {
+      cwd: path.dirname(gitdir),
+      env: { ...childEnv, GIT_DIR: gitdir },
+      encoding: 'utf8',
+    });
+    return stdout.replace(/\n$/, '');
+  } catch (err) {
+    // Exit 1: the key is not set anywhere. ENOENT: no git binary, read the files ourselves.
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return null;
+  }
+  return readIniValue(gitdir, key, env);
+}
+
+async function readIniValue(gitdir: string, key: string, env: Env): Promise<string | null> {
   const files = [path.join(gitdir, 'config')];
   const home = env.HOME ?? os.homedir();
   if (env.GIT_CONFIG_GLOBAL) files.push(env.GIT_CONFIG_GLOBAL);

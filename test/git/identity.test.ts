@@ -84,6 +84,17 @@ describe('identity of step commits', () => {
     expect(committed(repo).author).toBe(nativeIdent(repo, 'AUTHOR', env));
   });
 
+  it('follows include.path and includeIf in the global config, as git does', () => {
+    writeFileSync(repo.path('global.gitconfig'), `[user]\n\tname = Home Person\n[include]\n\tpath = identity.inc\n[includeIf "gitdir:${repo.dir}/"]\n\tpath = work.inc\n`);
+    writeFileSync(repo.path('identity.inc'), '[user]\n\temail = home@example.com\n');
+    writeFileSync(repo.path('work.inc'), '[user]\n\temail = work@example.com\n');
+    const env = envWithoutIdentity(repo, { GIT_CONFIG_GLOBAL: repo.path('global.gitconfig') });
+    const r = run(repo, init, env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(committed(repo).author).toBe('Home Person <work@example.com>');
+    expect(committed(repo).author).toBe(nativeIdent(repo, 'AUTHOR', env));
+  });
+
   it('refuses with no-identity (exit 2) and writes nothing when git does not know who you are', () => {
     const head = repo.git('rev-parse', 'HEAD').trim();
     const r = run(repo, [...init, '--json'], envWithoutIdentity(repo));
