@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TempRepo } from '../helpers/repo.js';
+import { spawn } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it, type ExpectStatic } from 'vitest';
+import { CLI, TempRepo, type CliResult } from '../helpers/repo.js';
 
 /**
  * SPEC 3.1: a bad dataset is refused whole, with every problem listed (file,
@@ -62,20 +63,32 @@ const FILES: Record<string, string> = {
   ])}\n`,
 };
 
-describe('a bad dataset is refused whole, every problem listed, nothing written', () => {
-  let repo: TempRepo;
-  let tip: string;
+let repo: TempRepo;
+let tip: string;
 
-  beforeAll(() => {
-    repo = TempRepo.create(FILES);
-    expect(repo.tune(['init', 'support-desk', '--prose', 'agents/**/*.md', '--runner', 'node agent.js']).code).toBe(0);
-    tip = repo.git('rev-parse', 'HEAD').trim();
+beforeAll(() => {
+  repo = TempRepo.create(FILES);
+  expect(repo.tune(['init', 'support-desk', '--prose', 'agents/**/*.md', '--runner', 'node agent.js']).code).toBe(0);
+  tip = repo.git('rev-parse', 'HEAD').trim();
+});
+afterAll(() => repo.cleanup());
+
+/** The real CLI, asynchronously: refusals write nothing, so they run side by side. */
+function tune(args: string[]): Promise<CliResult> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], { cwd: repo.dir, env: { ...process.env, ...repo.env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
   });
-  afterAll(() => repo.cleanup());
+}
 
+describe.concurrent('a bad dataset is refused whole, every problem listed, nothing written', () => {
   /** Imports `file`, expects the refusal, and returns the problems listed. */
-  function refused(file: string, count: number): string[] {
-    const r = repo.tune(['dataset', 'import', file, '--json']);
+  async function refused(expect: ExpectStatic, file: string, count: number): Promise<string[]> {
+    const r = await tune(['dataset', 'import', file, '--json']);
     expect(r.code, r.stderr).toBe(2);
     const { error } = JSON.parse(r.stdout);
     expect(error.code).toBe('bad-dataset');
@@ -91,25 +104,25 @@ describe('a bad dataset is refused whole, every problem listed, nothing written'
     return error.details;
   }
 
-  it('malformed JSON: the line of the syntax error', () => {
-    const [problem] = refused('bad/syntax.json', 1);
+  it('malformed JSON: the line of the syntax error', async ({ expect }) => {
+    const [problem] = await refused(expect, 'bad/syntax.json', 1);
     expect(problem).toMatch(/^bad\/syntax\.json line 3: is not valid JSON \(.+\)$/);
   });
 
-  it('malformed JSONL: every bad line, and the good lines are not imported either', () => {
-    const problems = refused('bad/syntax.jsonl', 2);
+  it('malformed JSONL: every bad line, and the good lines are not imported either', async ({ expect }) => {
+    const problems = await refused(expect, 'bad/syntax.jsonl', 2);
     expect(problems[0]).toMatch(/^bad\/syntax\.jsonl line 2: is not valid JSON \(.+\)$/);
     expect(problems[1]).toMatch(/^bad\/syntax\.jsonl line 5: is not valid JSON \(.+\)$/);
   });
 
-  it('malformed YAML: the line', () => {
-    const [problem] = refused('bad/syntax.yaml', 1);
+  it('malformed YAML: the line', async ({ expect }) => {
+    const [problem] = await refused(expect, 'bad/syntax.yaml', 1);
     expect(problem).toMatch(/^bad\/syntax\.yaml line 6: is not valid YAML: /);
   });
 
-  it('duplicate and unsafe ids: each named with its case index and what was found', () => {
+  it('duplicate and unsafe ids: each named with its case index and what was found', async ({ expect }) => {
     const rule = 'must use only A-Z a-z 0-9 . _ - and not be "." or ".." (it names a folder)';
-    expect(refused('bad/ids.json', 9)).toEqual([
+    expect(await refused(expect, 'bad/ids.json', 9)).toEqual([
       'bad/ids.json case 1: field `id` repeats the id of bad/ids.json case 0; ids must be unique (found "dup")',
       `bad/ids.json case 2: field \`id\` ${rule} (found "../x")`,
       'bad/ids.json case 3: field `id` must not be empty (found "")',
@@ -122,8 +135,8 @@ describe('a bad dataset is refused whole, every problem listed, nothing written'
     ]);
   });
 
-  it('missing input or class, wrong types, an unknown check type: case index, its line, the field', () => {
-    const problems = refused('bad/fields.yaml', 7);
+  it('missing input or class, wrong types, an unknown check type: case index, its line, the field', async ({ expect }) => {
+    const problems = await refused(expect, 'bad/fields.yaml', 7);
     expect(problems).toEqual([
       'bad/fields.yaml case 1 (line 4): field `input` is required: text, or any JSON value the runner understands (found nothing)',
       'bad/fields.yaml case 2 (line 6): field `class` must be a string naming the class, e.g. "billing" (found nothing)',
@@ -135,20 +148,23 @@ describe('a bad dataset is refused whole, every problem listed, nothing written'
     ]);
   });
 
-  it('a folder: every file read, problems across files listed together', () => {
-    expect(refused('bad/folder', 2)).toEqual([
+  it('a folder: every file read, problems across files listed together', async ({ expect }) => {
+    expect(await refused(expect, 'bad/folder', 2)).toEqual([
       'bad/folder/b.json case 0: field `id` repeats the id of bad/folder/a.jsonl line 1; ids must be unique (found "a-1")',
       'bad/folder/b.json case 1: field `input` is required: text, or any JSON value the runner understands (found nothing)',
     ]);
   });
 
-  it('a file that does not exist', () => {
-    const r = repo.tune(['dataset', 'import', 'nope.yaml', '--json']);
+  it('a file that does not exist', async ({ expect }) => {
+    const r = await tune(['dataset', 'import', 'nope.yaml', '--json']);
     expect(r.code).toBe(2);
     expect(JSON.parse(r.stdout).error).toMatchObject({ code: 'no-such-file', message: 'nope.yaml does not exist' });
     expect(repo.git('rev-parse', 'HEAD').trim()).toBe(tip);
   });
 
+});
+
+describe('a good dataset', () => {
   it('unknown extra keys on a case (and on its checks and rubric items) are kept in dataset.jsonl', () => {
     const r = repo.tune(['dataset', 'import', 'good/extra.json']);
     expect(r.code, r.stderr).toBe(0);

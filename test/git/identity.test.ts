@@ -1,6 +1,6 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CLI, TempRepo } from '../helpers/repo.js';
 import { resolveIdentity } from '../../dist/git/identity.js';
 
@@ -30,9 +30,16 @@ function envWithoutIdentity(repo: TempRepo, extra: Record<string, string> = {}):
   };
 }
 
-function run(repo: TempRepo, args: string[], env: Record<string, string>) {
-  const r = spawnSync(process.execPath, [CLI, ...args], { cwd: repo.dir, env, encoding: 'utf8' });
-  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+/** The real CLI in a child process, asynchronously, so the scenarios below run side by side. */
+function run(repo: TempRepo, args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], { cwd: repo.dir, env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
 }
 
 /** `name <email>` of what native git would use in the same environment. */
@@ -46,58 +53,64 @@ function committed(repo: TempRepo): { author: string; committer: string } {
   return { author: author!, committer: committer! };
 }
 
-describe('identity of step commits', () => {
-  let repo: TempRepo;
+/** A repository for one test; concurrent tests must use their own context's onTestFinished. */
+function freshRepo(onTestFinished: (fn: () => void) => void): TempRepo {
+  const repo = TempRepo.create();
+  onTestFinished(() => repo.cleanup());
+  return repo;
+}
+
+describe.concurrent('identity of step commits', () => {
   const init = ['init', 'support-desk', '--prose', 'agents/**/*.md'];
 
-  beforeEach(() => {
-    repo = TempRepo.create();
-  });
-  afterEach(() => repo.cleanup());
-
-  it('takes GIT_AUTHOR_* / GIT_COMMITTER_* from the environment over any config', () => {
+  it('takes GIT_AUTHOR_* / GIT_COMMITTER_* from the environment over any config', async ({ expect, onTestFinished }) => {
+    const repo = freshRepo(onTestFinished);
     repo.git('config', 'user.name', 'Repo Person');
     repo.git('config', 'user.email', 'repo@example.com');
     const env = envWithoutIdentity(repo, { GIT_AUTHOR_NAME: 'Env Author', GIT_AUTHOR_EMAIL: 'author@example.com' });
-    const r = run(repo, init, env);
+    const r = await run(repo, init, env);
     expect(r.code, r.stderr).toBe(0);
     // The committer has no GIT_COMMITTER_* here, so it falls back to the repository's config, as in git.
     expect(committed(repo)).toEqual({ author: 'Env Author <author@example.com>', committer: 'Repo Person <repo@example.com>' });
     expect(committed(repo)).toEqual({ author: nativeIdent(repo, 'AUTHOR', env), committer: nativeIdent(repo, 'COMMITTER', env) });
   });
 
-  it("takes the repository's user.name / user.email over the global config", () => {
+  it("takes the repository's user.name / user.email over the global config", async ({ expect, onTestFinished }) => {
+    const repo = freshRepo(onTestFinished);
     writeFileSync(repo.path('.no-global-gitconfig'), '[user]\n\tname = Global Person\n\temail = global@example.com\n');
     repo.git('config', 'user.name', 'Repo Person');
     repo.git('config', 'user.email', 'repo@example.com');
     const env = envWithoutIdentity(repo);
-    expect(run(repo, init, env).code).toBe(0);
+    expect((await run(repo, init, env)).code).toBe(0);
     expect(committed(repo)).toEqual({ author: 'Repo Person <repo@example.com>', committer: 'Repo Person <repo@example.com>' });
     expect(committed(repo).author).toBe(nativeIdent(repo, 'AUTHOR', env));
   });
 
-  it('falls back to the global config named by GIT_CONFIG_GLOBAL', () => {
+  it('falls back to the global config named by GIT_CONFIG_GLOBAL', async ({ expect, onTestFinished }) => {
+    const repo = freshRepo(onTestFinished);
     writeFileSync(repo.path('global.gitconfig'), '# mine\n[user]\n\tname = "Global Person"\n\temail = global@example.com ; work\n');
     const env = envWithoutIdentity(repo, { GIT_CONFIG_GLOBAL: repo.path('global.gitconfig') });
-    expect(run(repo, init, env).code).toBe(0);
+    expect((await run(repo, init, env)).code).toBe(0);
     expect(committed(repo)).toEqual({ author: 'Global Person <global@example.com>', committer: 'Global Person <global@example.com>' });
     expect(committed(repo).author).toBe(nativeIdent(repo, 'AUTHOR', env));
   });
 
-  it('follows include.path and includeIf in the global config, as git does', () => {
+  it('follows include.path and includeIf in the global config, as git does', async ({ expect, onTestFinished }) => {
+    const repo = freshRepo(onTestFinished);
     writeFileSync(repo.path('global.gitconfig'), `[user]\n\tname = Home Person\n[include]\n\tpath = identity.inc\n[includeIf "gitdir:${repo.dir}/"]\n\tpath = work.inc\n`);
     writeFileSync(repo.path('identity.inc'), '[user]\n\temail = home@example.com\n');
     writeFileSync(repo.path('work.inc'), '[user]\n\temail = work@example.com\n');
     const env = envWithoutIdentity(repo, { GIT_CONFIG_GLOBAL: repo.path('global.gitconfig') });
-    const r = run(repo, init, env);
+    const r = await run(repo, init, env);
     expect(r.code, r.stderr).toBe(0);
     expect(committed(repo).author).toBe('Home Person <work@example.com>');
     expect(committed(repo).author).toBe(nativeIdent(repo, 'AUTHOR', env));
   });
 
-  it('refuses with no-identity (exit 2) and writes nothing when git does not know who you are', () => {
+  it('refuses with no-identity (exit 2) and writes nothing when git does not know who you are', async ({ expect, onTestFinished }) => {
+    const repo = freshRepo(onTestFinished);
     const head = repo.git('rev-parse', 'HEAD').trim();
-    const r = run(repo, [...init, '--json'], envWithoutIdentity(repo));
+    const r = await run(repo, [...init, '--json'], envWithoutIdentity(repo));
     expect(r.code).toBe(2);
     const error = JSON.parse(r.stdout).error;
     expect(error.code).toBe('no-identity');
