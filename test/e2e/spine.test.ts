@@ -250,7 +250,7 @@ describe('the spine, as a user drives it', () => {
 });
 
 describe('starting without a runner', () => {
-  it('next asks for the runner, and its command sets it', () => {
+  it('next asks for the runner, and its command sets it; a cut selection is noted', () => {
     const repo = TempRepo.create({ 'agents/prompt.md': 'Answer politely.\n', 'cases.yaml': CASES });
     try {
       expect(repo.tune(['init', 'support-desk', '--prose', 'agents/**/*.md', '--dataset', 'cases.yaml']).code).toBe(0);
@@ -260,6 +260,11 @@ describe('starting without a runner', () => {
       expect(r.code, r.stderr).toBe(0);
       expect(repo.tuneJson(['config']).runner.command).toEqual(['node', 'agent.js']);
       expect(repo.tuneJson(['next']).kind).toBe('select');
+      // A cut selection is noted by next, every time (SPEC 5).
+      expect(repo.tune(['config', 'set', 'limit', '4']).code).toBe(0);
+      const select = repo.tune(['select']);
+      expect(select.stdout.split('\n')[0]).toBe('selection: 4 of 6 cases (limit: 2 cases are never tuned against)');
+      expect(repo.tuneJson(['next'])).toMatchObject({ kind: 'batch', notes: ['limit 4 of 6 cases: 2 are never tuned against'] });
     } finally {
       repo.cleanup();
     }
