@@ -30,6 +30,12 @@ import { readText, type Tuning } from './tuning.js';
  *   (added in the current batch, so its retries start again).
  * - `fix` needs the id on the list and not fixed; a stuck entry may be fixed.
  * - ids must be cases of the dataset; reasons one of DIFFICULT_REASONS.
+ * - The `## Difficult` lines `git tune grade` applies follow the same rules,
+ *   each checked against the list the lines before it left: a line that
+ *   would change nothing (an `add` already there with that reason and no
+ *   note, a `fix` of a fixed case) is refused, so no trailer the grade
+ *   commit carries is a step the fold cannot place. A re-grade of findings
+ *   whose lines were applied before has to drop them.
  */
 export const DIFFICULT_FILE = 'difficult.json';
 
@@ -159,7 +165,7 @@ export async function planDifficult(
       }
       if (entry && !entry.fixed && entry.reason === change.reason) {
         if ((notes.get(change.id) ?? []).length === 0) {
-          problems.push(`${line}: ${change.id} is already on the difficult list with reason ${change.reason}: nothing to change`);
+          problems.push(`${line}: ${change.id} is already on the difficult list with reason ${change.reason}: nothing to change (drop the line, or give another reason)`);
         }
         continue;
       }
@@ -170,7 +176,7 @@ export async function planDifficult(
         continue;
       }
       if (entry.fixed) {
-        problems.push(`${line}: ${change.id} is already fixed`);
+        problems.push(`${line}: ${change.id} is already fixed: nothing to change (drop the line)`);
         continue;
       }
       entry.fixed = true;

@@ -184,10 +184,10 @@ describe('git tune difficult', () => {
     ], new Map([['d', ['orphan note']]])).catch((e: unknown) => e as { code: string; exitCode: number; details: string[] });
     expect(err).toMatchObject({ code: 'bad-difficult-lines', exitCode: 2 });
     expect(err.details).toEqual([
-      'add a wrong: a is already on the difficult list with reason wrong: nothing to change',
+      'add a wrong: a is already on the difficult list with reason wrong: nothing to change (drop the line, or give another reason)',
       'fix b: b is not on the difficult list',
       'add nope flaky: nope is not a case of the dataset',
-      'fix c: c is already fixed',
+      'fix c: c is already fixed: nothing to change (drop the line)',
       'note for d: d is not on the difficult list (add it first: add d <reason>)',
     ]);
   });
