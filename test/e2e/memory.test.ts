@@ -17,8 +17,8 @@ afterEach(() => {
 
 /**
  * An agent whose case input says what it writes to memory ({write: {path:
- * content}}); it always leaves `visits/<run>-<case>.md`, and answers with the
- * files its memory copy held when it started.
+ * content}}); unless {quiet: true} it also leaves `visits/<run>-<case>.md`; it
+ * answers with the files its memory copy held when it started.
  */
 const AGENT = `import fs from 'node:fs';
 import path from 'node:path';
@@ -30,7 +30,7 @@ const list = (dir, pre = '') => fs.existsSync(dir)
 const seen = list(mem);
 const put = (p, content) => { fs.mkdirSync(path.dirname(path.join(mem, p)), { recursive: true }); fs.writeFileSync(path.join(mem, p), content); };
 for (const [p, content] of Object.entries(item.input.write ?? {})) put(p, content);
-put('visits/' + process.env.TUNE_RUN + '-' + item.id + '.md', 'visited\\n');
+if (!item.input.quiet) put('visits/' + process.env.TUNE_RUN + '-' + item.id + '.md', 'visited\\n');
 fs.writeFileSync(process.env.TUNE_OUTPUT, JSON.stringify({ answer: 'politely; saw ' + seen.join(','), usage: [{ model: 'm', inputTokens: 10, outputTokens: 5 }], llmCalls: 1 }));
 `;
 
@@ -55,12 +55,13 @@ fs.writeFileSync(path.join(out, 'merged-by.txt'), 'run ' + process.env.TUNE_RUN 
 interface Spec {
   id: string;
   write?: Record<string, string>;
+  quiet?: boolean;
 }
 
 function setup(runner: 'fixture' | 'agent', cases: Spec[], config: Array<[string, string]> = []): TempRepo {
   const repo = TempRepo.create({ 'agents/prompt.md': 'Answer politely.\n', 'tools/agent.mjs': AGENT, 'tools/merge.mjs': MERGE });
   repos.push(repo);
-  const lines = cases.map((c) => ({ id: c.id, class: 'c', input: runner === 'agent' ? { write: c.write ?? {} } : c.id, checks: [{ type: 'contains', value: 'politely' }] }));
+  const lines = cases.map((c) => ({ id: c.id, class: 'c', input: runner === 'agent' ? { write: c.write ?? {}, quiet: c.quiet ?? false } : c.id, checks: [{ type: 'contains', value: 'politely' }] }));
   repo.write({ 'cases.yaml': lines.map((c) => `- ${JSON.stringify(c)}`).join('\n') + '\n' });
   const command = runner === 'agent' ? 'node tools/agent.mjs' : `node ${FIXTURE_RUNNER}`;
   ok(repo, ['init', 'desk', '--prose', 'agents/**/*.md', '--runner', command, '--dataset', 'cases.yaml']);
@@ -140,6 +141,20 @@ describe('git tune memory', () => {
     const writes = JSON.parse(readFileSync(repo.path('.tune/desk/runs/batch01-mem-run1/memory-writes.json'), 'utf8'));
     expect(Object.fromEntries(Object.entries(writes).map(([id, w]) => [id, (w as Array<{ path: string }>).map((x) => x.path)])))
       .toEqual({ a: ['facts/a.md'], b: ['facts/b.md'], c: ['facts/c.md'] });
+    repo.fsck();
+  }, 120_000);
+
+  it('still makes a candidate commit when no case wrote anything: the candidate is the last good memory', () => {
+    const repo = setup('agent', [{ id: 'q1', quiet: true }, { id: 'q2', quiet: true }]);
+    ok(repo, ['run']);
+    expect(repo.git('ls-tree', '-r', '--name-only', 'tune/desk')).not.toContain('memory-writes.json');
+    passGrade(repo, 'batch01-nomem-run1');
+    const r = ok(repo, ['memory', 'candidate']);
+    expect(r.stdout).toContain('holds 0 files, 0 bytes (0 added, 0 changed, 0 deleted, 0 unchanged)');
+    expect(trailers(repo)).toContain('Tune-Step: candidate\nTune-Run: batch01-nomem-run1');
+    expect(repo.git('rev-parse', 'tune/desk^{tree}').trim()).toBe(repo.git('rev-parse', 'tune/desk~1^{tree}').trim());
+    expect(repo.git('log', '-1', '--format=%b', 'tune/desk')).toContain('in run order: none wrote anything.');
+    expect(repo.tuneJson(['next']).kind).toBe('mem-run');
     repo.fsck();
   }, 120_000);
 
