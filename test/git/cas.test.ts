@@ -43,8 +43,8 @@ describe('IsoGitRepo.compareAndSwapRef', () => {
   it('refuses with ref-moved when native git moved the branch between read and write', async () => {
     const tip = (await iso.resolveRef(ref))!;
     const ours = await newCommit(iso, tip, 'a.txt');
-    repo.git('commit', '-q', '--allow-empty', '-m', 'native');
-    const native = repo.git('rev-parse', 'main').trim();
+    const native = repo.git('commit-tree', 'main^{tree}', '-p', 'main', '-m', 'native').trim();
+    repo.git('update-ref', 'refs/heads/main', native, tip);
     await expect(iso.compareAndSwapRef(ref, ours, tip)).rejects.toMatchObject({ code: 'ref-moved', exitCode: 4 });
     expect(repo.git('rev-parse', 'main').trim()).toBe(native);
     expect(repo.git('log', '--format=%s', 'main').trim().split('\n')).toEqual(['native', 'project']);
