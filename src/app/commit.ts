@@ -71,7 +71,16 @@ export async function assertNotDirty(target: CommitTarget, commit: StepCommit): 
 }
 
 export async function commitStep(target: CommitTarget, commit: StepCommit, ctx: WriteContext): Promise<string> {
-  if (!target.onBranch) return writeStep(target, commit, ctx);
+  const oids = await commitSteps(target, [commit], ctx);
+  return oids[0]!;
+}
+
+/**
+ * Several steps as a chain of commits that lands with one compare-and-swap:
+ * all of them, or (on any failure) none.
+ */
+export async function commitSteps(target: CommitTarget, commits: readonly StepCommit[], ctx: WriteContext): Promise<string[]> {
+  if (!target.onBranch) return writeSteps(target, commits, ctx);
   // On the checked-out branch, index.lock is held from the dirty check to the
   // checkout, as native `git commit` holds it around its ref update: of two
   // steps racing, the loser sees `ref-moved` (not a file the winner has not
@@ -88,26 +97,40 @@ export async function commitStep(target: CommitTarget, commit: StepCommit, ctx: 
         'another command wrote a step first; run `git tune next` and try again',
       );
     }
-    return writeStep(target, commit, ctx);
+    return writeSteps(target, commits, ctx);
   });
 }
 
-async function writeStep(target: CommitTarget, commit: StepCommit, ctx: WriteContext): Promise<string> {
+async function writeSteps(target: CommitTarget, commits: readonly StepCommit[], ctx: WriteContext): Promise<string[]> {
   const { repo } = target;
-  await assertNotDirty(target, commit);
-  for (const run of commit.tags ?? []) {
-    const ref = tagRef(target.tuning, run);
-    if (await repo.resolveRef(ref)) {
-      throw usageError('tag-exists', `tag ${ref.replace('refs/tags/', '')} already exists`, `git tag -d ${ref.replace('refs/tags/', '')}   # only if it is left over from another repository`);
+  const touched = new Set<string>();
+  for (const commit of commits) {
+    // A later commit of the chain may rewrite a file an earlier one wrote; only the first is checked against the disk.
+    const fresh = new Map([...commit.changes].filter(([file]) => !touched.has(file)));
+    await assertNotDirty(target, { ...commit, changes: fresh });
+    for (const file of commit.changes.keys()) touched.add(file);
+    for (const run of commit.tags ?? []) {
+      const ref = tagRef(target.tuning, run);
+      if (await repo.resolveRef(ref)) {
+        throw usageError('tag-exists', `tag ${ref.replace('refs/tags/', '')} already exists`, `git tag -d ${ref.replace('refs/tags/', '')}   # only if it is left over from another repository`);
+      }
     }
   }
   const { author, committer } = await resolveIdentity(repo.gitdir, ctx.env, ctx.now);
-  const message = formatStep(commit.step, commit.subject, commit.body ?? '');
-  const oid = await repo.writeCommit({ parent: target.parent, changes: commit.changes, message, author, committer });
-  await repo.compareAndSwapRef(target.ref, oid, target.expected === undefined ? target.parent : target.expected);
-  for (const run of commit.tags ?? []) await repo.compareAndSwapRef(tagRef(target.tuning, run), oid, null);
-  if (target.onBranch) await repo.checkoutPaths(oid, [...commit.changes.keys()]);
-  return oid;
+  const oids: string[] = [];
+  let parent = target.parent;
+  for (const commit of commits) {
+    const message = formatStep(commit.step, commit.subject, commit.body ?? '');
+    parent = await repo.writeCommit({ parent, changes: commit.changes, message, author, committer });
+    oids.push(parent);
+  }
+  const tip = oids[oids.length - 1]!;
+  await repo.compareAndSwapRef(target.ref, tip, target.expected === undefined ? target.parent : target.expected);
+  for (const [i, commit] of commits.entries()) {
+    for (const run of commit.tags ?? []) await repo.compareAndSwapRef(tagRef(target.tuning, run), oids[i]!, null);
+  }
+  if (target.onBranch) await repo.checkoutPaths(tip, [...touched]);
+  return oids;
 }
 
 /** Where the next step of a loaded tuning goes: on top of the tip it was read at. */

@@ -51,6 +51,9 @@ export interface RunOutcome {
   commit: string | null;
 }
 
+/** Set by `git tune auto` (same process): a stop request stops launching cases, as Ctrl-C does. */
+export const stopRequest = { check: (): boolean => false };
+
 const RUN_KINDS = new Set(['run', 'resume', 'confirm', 'mem-run', 'void-rerun']);
 
 /** Which run `git tune run` (or `final`) starts or resumes now, from `next`. */
@@ -188,7 +191,7 @@ export async function executeRun(cwd: string, tuningName: string | undefined, op
       await store.save(outcome.result, outcome.writes, outcome.rawResult);
       stored.set(item.id, { result: outcome.result, writes: outcome.writes, rawResult: outcome.rawResult });
       stopped ??= budgetLeft(tuning, running);
-    }, () => stopped !== null || ctx.interrupted.value);
+    }, () => stopped !== null || ctx.interrupted.value || stopRequest.check());
   } finally {
     progress.done();
     await fs.rm(scratch, { recursive: true, force: true }).catch(() => {});

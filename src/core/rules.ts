@@ -40,7 +40,8 @@ export function passedRuleBreaks(input: PassedRuleInput): RuleBreak[] {
     });
   }
   const edits = state.edits.filter((e) => e.batch === run.batch && e.half === run.half);
-  const pending = edits.filter((e) => e.status === 'pending');
+  // An edit made before this run started is settled by this run's grade; only later ones wait for a run.
+  const pending = edits.filter((e) => e.status === 'pending' && e.index > run.startIndex);
   const unconfirmed = edits.filter((e) => e.status === 'unconfirmed');
   const atLimit = countedRuns(halfRuns(state, run.batch, run.half)) >= input.maxRuns;
   if (atLimit) {

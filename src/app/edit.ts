@@ -1,0 +1,122 @@
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { diffLines } from 'diff';
+import type { RunState } from '../core/fold.js';
+import { matcher } from '../core/glob.js';
+import { parseIds } from '../core/steps.js';
+import { historyError, usageError } from '../errors.js';
+import type { FileChange } from '../git/types.js';
+import { commitStep, targetOf, type WriteContext } from './commit.js';
+import { requireOnBranch } from './guards.js';
+import { uncommittedProse } from './prose.js';
+import { readText, type Tuning } from './tuning.js';
+
+/**
+ * `git tune edit`: the prose edits made after a graded run and that run's
+ * changes.md, one commit (SPEC 3.5). In a with-memory half only
+ * memory-policy files may change.
+ */
+export const changesPath = (tuning: Tuning, run: string) => `${tuning.dir}/runs/${run}/changes.md`;
+
+export function latestGraded(tuning: Tuning): RunState | null {
+  let best: RunState | null = null;
+  for (const run of tuning.state.runs.values()) {
+    if (run.grade && run.half !== null && (!best || run.grade.index > best.grade!.index)) best = run;
+  }
+  return best;
+}
+
+/** `Aims: a, b` in changes.md names the cases an edit is meant to fix. */
+export function parseAims(changes: string): string[] | null {
+  const m = /^\s*(?:[-*]\s*)?\**Aims\**\s*:\s*(.+)$/im.exec(changes);
+  return m ? parseIds(m[1]!.replace(/\s+/g, ',').replace(/,+/g, ',').replace(/^,|,$/g, '')) : null;
+}
+
+/** Added lines that name a case id or quote a case input verbatim: tuning to the test. */
+export function tuningToTheTest(added: string, cases: ReadonlyArray<{ id: string; input: unknown }>): string[] {
+  const warnings: string[] = [];
+  const strings = (v: unknown): string[] =>
+    typeof v === 'string' ? [v] : Array.isArray(v) ? v.flatMap(strings) : v && typeof v === 'object' ? Object.values(v).flatMap(strings) : [];
+  for (const c of cases) {
+    if (new RegExp(`(^|[^A-Za-z0-9._-])${c.id.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}($|[^A-Za-z0-9._-])`).test(added)) {
+      warnings.push(`names case id ${c.id}`);
+      continue;
+    }
+    const quoted = strings(c.input).find((s) => s.trim().length >= 20 && added.includes(s.trim()));
+    if (quoted) warnings.push(`quotes the input of case ${c.id} verbatim ("${quoted.trim().slice(0, 40)}…")`);
+  }
+  return warnings;
+}
+
+export interface EditOutcome {
+  run: string;
+  files: string[];
+  aims: string[];
+  warnings: string[];
+  commit: string;
+}
+
+export async function recordEdit(tuning: Tuning, paths: readonly string[], ctx: WriteContext): Promise<EditOutcome> {
+  requireOnBranch(tuning);
+  const config = tuning.config!;
+  const run = latestGraded(tuning);
+  if (!run) throw historyError('nothing-graded', 'an edit responds to a graded run, and no run is graded yet', 'git tune next');
+  const latest = [...tuning.state.runs.values()].filter((r) => r.half !== null).sort((a, b) => b.startIndex - a.startIndex)[0];
+  if (latest && latest !== run && !latest.grade) {
+    throw historyError('grade-first', `${latest.name} is not graded yet: grade it before editing`, 'git tune grade --draft');
+  }
+  const globs = run.half === 'mem' ? config.memoryPolicy : [...config.prose, ...config.memoryPolicy];
+  const isProse = matcher([...config.prose, ...config.memoryPolicy]);
+  const allowed = matcher(globs);
+  const outside = paths.filter((p) => !isProse(p));
+  if (outside.length > 0) {
+    throw usageError('not-prose', `${outside.join(', ')} ${outside.length === 1 ? 'is' : 'are'} not prose of this tuning (prose: ${config.prose.join(', ')})`, `git tune config set prose '${JSON.stringify([...config.prose, ...outside])}'   # if they are`);
+  }
+  let dirty = await uncommittedProse(tuning.repo, tuning.tip, [...config.prose, ...config.memoryPolicy]);
+  if (paths.length > 0) dirty = dirty.filter((f) => paths.includes(f));
+  if (run.half === 'mem') {
+    const refused = dirty.filter((f) => !allowed(f));
+    if (refused.length > 0) {
+      throw usageError('memory-half', `${run.name} is a with-memory run: only memory-policy files (${config.memoryPolicy.join(', ') || 'none set'}) may change; also changed: ${refused.join(', ')}`, `git restore ${refused.join(' ')}`);
+    }
+  }
+  if (dirty.length === 0) {
+    throw usageError('no-edit', `no prose file changed since ${tuning.tip.slice(0, 7)}`, `edit the prose (${globs.join(', ')}), then: git tune edit`);
+  }
+  const changesFile = changesPath(tuning, run.name);
+  const changes = await fs.readFile(path.join(tuning.repo.dir, changesFile), 'utf8').catch(() => null);
+  const committedChanges = await readText(tuning.repo, tuning.tip, changesFile);
+  if (changes === null || !changes.trim()) {
+    throw usageError('no-changes-md', `${changesFile} is missing: an edit says what changed and why`, `$EDITOR ${changesFile}   # then: git tune edit`);
+  }
+  if (changes === committedChanges) {
+    throw usageError('changes-md-unchanged', `${changesFile} does not describe this edit yet (it is as the last edit left it)`, `$EDITOR ${changesFile}   # add what this edit changes, then: git tune edit`);
+  }
+  const aims = parseAims(changes);
+  const dataset = await tuning.loadDataset();
+  const unknownAims = (aims ?? []).filter((id) => !dataset.some((c) => c.id === id));
+  if (unknownAims.length > 0) throw usageError('bad-aims', `Aims names cases that are not in the dataset: ${unknownAims.join(', ')}`, `$EDITOR ${changesFile}`);
+
+  const files = new Map<string, FileChange>();
+  let added = '';
+  for (const file of dirty) {
+    const content = await fs.readFile(path.join(tuning.repo.dir, file)).catch(() => null);
+    files.set(file, content === null ? null : { content });
+    const before = (await readText(tuning.repo, tuning.tip, file)) ?? '';
+    for (const part of diffLines(before, content?.toString('utf8') ?? '')) if (part.added) added += part.value;
+  }
+  files.set(changesFile, { content: changes });
+  const warnings = tuningToTheTest(added, dataset);
+  const body = [
+    changes.split('\n').find((l) => l.trim() && !l.startsWith('#'))?.trim() ?? '',
+    warnings.length ? `Warning, this edit may tune to the test: it ${warnings.join('; it ')}.` : '',
+  ].filter(Boolean).join('\n\n');
+  const commit = await commitStep(targetOf(tuning), {
+    step: { step: 'edit', tuning: tuning.name, run: run.name, aims, difficult: [] },
+    subject: `tune(${tuning.name}): edit after ${run.name}: ${dirty.join(', ')}`,
+    body,
+    changes: files,
+    fromWorktree: new Set(files.keys()),
+  }, ctx);
+  return { run: run.name, files: dirty, aims: aims ?? run.grade!.wrong, warnings, commit };
+}

@@ -1,0 +1,223 @@
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { judgeFileSchema, type JudgeFile } from '../contracts/judge.js';
+import type { CaseResult } from '../contracts/result.js';
+import { stuckEntries, viewDifficult } from '../core/difficult.js';
+import { draftFindings, parseFindings, setVerdict, type Draft } from '../core/findings.js';
+import { isVoidRun, type RunState, type TuningState } from '../core/fold.js';
+import { latestBatchRun } from '../core/next.js';
+import { passedRuleBreaks, reviewHeading } from '../core/rules.js';
+import { VERDICTS, type DifficultChange, type Verdict } from '../core/steps.js';
+import { historyError, usageError } from '../errors.js';
+import type { Env } from '../git/identity.js';
+import { readCaseLog } from '../run/logs.js';
+import { commitStep, targetOf, type WriteContext } from './commit.js';
+import { difficultFileAfter, parseDifficultLines } from './difficult.js';
+import { requireOnBranch } from './guards.js';
+import { judgeRun } from './judge.js';
+import { readRunResults } from './results.js';
+import { readText, type Tuning } from './tuning.js';
+
+/**
+ * `git tune grade`: draft the findings of a run (SPEC 3.4), then validate and
+ * record the finished findings as the run's grade commit.
+ */
+export const findingsPath = (tuning: Tuning, run: string) => `${tuning.dir}/runs/${run}/findings.md`;
+export const judgePath = (tuning: Tuning, run: string) => `${tuning.dir}/runs/${run}/judge.json`;
+
+/** The run to grade: the one named, or the latest run (the final check once it exists). */
+export function runToGrade(tuning: Tuning, name?: string): RunState {
+  const state = tuning.state;
+  const run = name ? state.runs.get(name) : (state.final[state.final.length - 1] ?? latestBatchRun(state));
+  if (!run) {
+    throw historyError('no-run', name ? `there is no run ${name}` : 'no run to grade yet', 'git tune next');
+  }
+  if (!run.finished) throw historyError('run-not-finished', `${run.name} has not finished`, run.half === null ? 'git tune final' : 'git tune run');
+  return run;
+}
+
+async function worktreeText(tuning: Tuning, file: string): Promise<string | null> {
+  return fs.readFile(path.join(tuning.repo.dir, file), 'utf8').catch(() => null);
+}
+
+function previousRun(state: TuningState, run: RunState): RunState | null {
+  if (run.half === null) return null;
+  const batch = state.batches.find((b) => b.plan.batch === run.batch);
+  const earlier = (batch?.runs ?? []).filter((r) => r.half === run.half && r.number < run.number && r.grade && !isVoidRun(r));
+  return earlier[earlier.length - 1] ?? null;
+}
+
+async function judgeFor(tuning: Tuning, run: RunState, results: CaseResult[], env: Env, rejudge: boolean): Promise<JudgeFile> {
+  const config = tuning.config!;
+  if (!config.judge) return {};
+  const existing = (await worktreeText(tuning, judgePath(tuning, run.name))) ?? (await readText(tuning.repo, tuning.tip, judgePath(tuning, run.name)));
+  if (existing && !rejudge) return judgeFileSchema.parse(JSON.parse(existing));
+  const cases = new Map((await tuning.loadDataset()).map((c) => [c.id, c]));
+  const raw = new Map<string, string | null>();
+  for (const r of results) raw.set(r.id, await readCaseLog(tuning.repo, tuning.name, run.name, r.id, 'result.json'));
+  return judgeRun(tuning.repo.dir, config.judge, results.map((r) => cases.get(r.id)!).filter(Boolean), results, raw, {
+    env, concurrency: config.concurrency, run: run.name,
+  });
+}
+
+async function gradedResults(tuning: Tuning, run: RunState | null): Promise<{ name: string; results: CaseResult[]; wrong: string[] } | null> {
+  if (!run?.grade) return null;
+  return { name: run.name, results: (await readRunResults(tuning, run.name)).results, wrong: run.grade.wrong };
+}
+
+/** Whether each case was right in the last graded run of its own batch (for the final check). */
+function rightInBatch(state: TuningState): Map<string, boolean> {
+  const out = new Map<string, boolean>();
+  for (const b of state.batches) {
+    const graded = b.runs.filter((r) => r.grade && !isVoidRun(r));
+    const last = graded[graded.length - 1];
+    if (!last) continue;
+    for (const id of last.cases) out.set(id, !last.grade!.wrong.includes(id));
+  }
+  return out;
+}
+
+export async function draftFor(tuning: Tuning, run: RunState, env: Env, rejudge = false): Promise<{ draft: Draft; judge: JudgeFile }> {
+  const state = tuning.state;
+  const config = tuning.config!;
+  const { results } = await readRunResults(tuning, run.name);
+  const judge = await judgeFor(tuning, run, results, env, rejudge);
+  const previous = previousRun(state, run);
+  const view = viewDifficult(state, config.maxRetries);
+  const batch = state.batches.find((b) => b.plan.batch === run.batch);
+  const passing = run.half === 'mem'
+    ? [...(batch?.runs ?? [])].reverse().find((r) => r.half === 'nomem' && r.grade?.verdict === 'PASSED') ?? null
+    : null;
+  const passingResults = await gradedResults(tuning, passing);
+  const aimedSince = state.edits
+    .filter((e) => e.batch === run.batch && e.half === run.half && e.index < run.startIndex && (!previous || e.index > previous.startIndex))
+    .flatMap((e) => e.aims);
+  const draft = draftFindings({
+    run: { name: run.name, batch: run.batch, half: run.half, number: run.number },
+    results,
+    judge,
+    previous: await gradedResults(tuning, previous),
+    passingNomem: passingResults ? { ...passingResults, tokens: passing!.tokens } : null,
+    recheck: batch?.plan.recheck ?? [],
+    difficult: { onList: view.filter((e) => e.status !== 'fixed').map((e) => e.id), open: view.filter((e) => e.status === 'open').map((e) => e.id) },
+    aimedSince,
+    ...(run.half === null ? { final: { stuck: stuckEntries(view).map((e) => e.id), rightInBatch: rightInBatch(state) } } : {}),
+  });
+  return { draft, judge };
+}
+
+async function writeWorktree(tuning: Tuning, file: string, content: string): Promise<void> {
+  const full = path.join(tuning.repo.dir, file);
+  await fs.mkdir(path.dirname(full), { recursive: true });
+  await fs.writeFile(full, content);
+}
+
+/** `git tune grade --draft`: findings.md (and judge.json) in the working tree, for a person to finish. */
+export async function writeDraft(tuning: Tuning, runName: string | undefined, opts: { env: Env; force: boolean }): Promise<{ run: RunState; draft: Draft; file: string }> {
+  requireOnBranch(tuning);
+  const run = runToGrade(tuning, runName);
+  const file = findingsPath(tuning, run.name);
+  const onDisk = await worktreeText(tuning, file);
+  const committed = await readText(tuning.repo, tuning.tip, file);
+  if (onDisk !== null && onDisk !== committed && !opts.force) {
+    throw usageError('findings-edited', `${file} has uncommitted edits; a new draft would overwrite them`, `git tune grade --draft --force   # or record them: git tune grade`);
+  }
+  const { draft, judge } = await draftFor(tuning, run, opts.env, opts.force);
+  await writeWorktree(tuning, file, draft.markdown);
+  if (Object.keys(judge).length > 0) await writeWorktree(tuning, judgePath(tuning, run.name), `${JSON.stringify(judge, null, 2)}\n`);
+  return { run, draft, file };
+}
+
+export interface GradeOutcome {
+  run: string;
+  verdict: Verdict;
+  wrong: string[];
+  difficult: DifficultChange[];
+  commit: string;
+}
+
+function parseVerdictOption(text: string | undefined): Verdict | undefined {
+  if (text === undefined) return undefined;
+  const v = text.trim().toUpperCase();
+  if (!(VERDICTS as readonly string[]).includes(v)) {
+    throw usageError('bad-verdict', `"${text}" is not a verdict; use one of ${VERDICTS.join(', ')}`, 'git tune grade --verdict PASSED');
+  }
+  return v as Verdict;
+}
+
+/** `git tune grade [--verdict X]`: validate the findings and record the grade commit. */
+export async function recordGrade(tuning: Tuning, runName: string | undefined, opts: { verdict?: string; ctx: WriteContext }): Promise<GradeOutcome> {
+  requireOnBranch(tuning);
+  const config = tuning.config!;
+  const run = runToGrade(tuning, runName);
+  const forced = parseVerdictOption(opts.verdict);
+  const file = findingsPath(tuning, run.name);
+  let text = await worktreeText(tuning, file);
+  let judge: JudgeFile | null = null;
+  if (text === null || run.half === null) {
+    // The final check grades itself from checks and the judge; a --verdict starts from the draft.
+    if (text === null && run.half !== null && forced === undefined) {
+      throw usageError('no-findings', `${file} does not exist yet`, `git tune grade --draft   # then finish it and run: git tune grade`);
+    }
+    if (text === null || run.half === null) {
+      const made = await draftFor(tuning, run, opts.ctx.env);
+      text = text ?? made.draft.markdown;
+      judge = made.judge;
+    }
+  }
+  if (forced) text = setVerdict(text, forced);
+  const parsed = parseFindings(text, run.cases);
+  const problems = [...parsed.problems];
+  const missing = run.cases.filter((id) => !parsed.cases.has(id));
+  if (missing.length > 0) problems.push(`the \`### Cases\` table has no row for ${missing.join(', ')}`);
+  const unknown = [...parsed.cases].filter(([, v]) => v === '?').map(([id]) => id);
+  if (unknown.length > 0) problems.push(`no result for ${unknown.join(', ')}: write right or wrong in its result column`);
+  const verdict = parsed.verdict;
+  if (verdict && run.half === null && verdict !== 'VERIFIED' && verdict !== 'FAILED' && verdict !== 'VOID') {
+    problems.push(`the final check's verdict is VERIFIED, FAILED or VOID (found ${verdict})`);
+  }
+  if (verdict && run.half !== null && (verdict === 'VERIFIED' || verdict === 'FAILED')) {
+    problems.push(`${verdict} is the final check's verdict; a batch run is PASSED, PROGRESS, NO CHANGE, REGRESSION, MIXED, CORRECT or VOID`);
+  }
+  const lines: { changes: DifficultChange[]; problems: string[]; notes: Map<string, string[]> } =
+    run.half === null ? { changes: [], problems: [], notes: new Map() } : parseDifficultLines(text);
+  const difficult = lines.changes;
+  const lineProblems = lines.problems;
+  problems.push(...lineProblems);
+  if (problems.length > 0 || !verdict) {
+    throw usageError('bad-findings', `${file} cannot be recorded (${problems.length} problem${problems.length === 1 ? '' : 's'})`, `fix ${file}, then: git tune grade`, problems);
+  }
+  const wrong = [...parsed.cases].filter(([, v]) => v === 'wrong').map(([id]) => id);
+  if (verdict === 'PASSED') {
+    // Rule (c) counts the difficult lines this grade applies.
+    const added = difficult
+      .filter((d): d is Extract<DifficultChange, { op: 'add' }> => d.op === 'add')
+      .map((d, i) => ({ id: d.id, reason: d.reason, batch: run.batch, fixed: false, index: Number.MAX_SAFE_INTEGER - i }));
+    const state = { ...tuning.state, difficult: [...tuning.state.difficult, ...added] };
+    const review = run.half === 'mem' ? parsed.review.memory : parsed.review.cost;
+    const breaks = passedRuleBreaks({ state, run, maxRuns: config.maxRuns, maxRetries: config.maxRetries, review, wrong });
+    if (breaks.length > 0) {
+      throw historyError('passed-refused', `PASSED is refused for ${run.name}`, breaks[0]!.fix, breaks.map((b) => `rule ${b.rule}: ${b.message} (fix: ${b.fix})${b.rule === 'review' ? `; the section is \`${reviewHeading(run)}\`` : ''}`));
+    }
+  }
+  const changes = new Map<string, { content: string }>([[file, { content: text }]]);
+  const fromWorktree = new Set([file]);
+  const judgeFile = judgePath(tuning, run.name);
+  const judgeText = judge && Object.keys(judge).length > 0 ? `${JSON.stringify(judge, null, 2)}\n` : await worktreeText(tuning, judgeFile);
+  if (judgeText !== null) {
+    changes.set(judgeFile, { content: judgeText });
+    fromWorktree.add(judgeFile);
+  }
+  if (difficult.length > 0) {
+    const after = await difficultFileAfter(tuning, difficult, lines.notes);
+    changes.set(after.path, { content: after.content });
+  }
+  const regrade = run.grade ? ` (was ${run.grade.verdict})` : '';
+  const commit = await commitStep(targetOf(tuning), {
+    step: { step: 'grade', tuning: tuning.name, run: run.name, verdict, wrong, review: run.half === 'mem' ? parsed.review.memory : parsed.review.cost, difficult },
+    subject: `tune(${tuning.name}): grade ${run.name} ${verdict}${regrade}: ${run.cases.length - wrong.length}/${run.cases.length} right`,
+    changes,
+    fromWorktree,
+  }, opts.ctx);
+  return { run: run.name, verdict, wrong, difficult, commit };
+}

@@ -1,0 +1,29 @@
+import { z } from 'zod';
+
+/** What a judge writes to TUNE_OUTPUT (SPEC section 6). Unknown extra keys are kept. */
+export const proposalSchema = z.looseObject({
+  file: z.string().min(1, 'must name the prose file to change'),
+  change: z.string().min(1, 'must say what to change'),
+  why: z.string().default(''),
+  expect: z.string().default(''),
+});
+export type Proposal = z.infer<typeof proposalSchema>;
+
+export const RUBRIC_MARKS = ['met', 'partial', 'missed'] as const;
+
+export const judgeOutputSchema = z.looseObject({
+  right: z.boolean({ error: 'must be true or false' }),
+  rubric: z.record(z.string(), z.enum(RUBRIC_MARKS, { error: 'must be met, partial or missed' })).default({}),
+  evidence: z.record(z.string(), z.string()).default({}),
+  summary: z.string().default(''),
+  caseOnly: z.boolean().default(false),
+  proposals: z.array(proposalSchema).default([]),
+});
+export type JudgeOutput = z.infer<typeof judgeOutputSchema>;
+
+/** The judge's verdicts of a run, kept with it: case id → output, or the error that replaced it. */
+export const judgeFileSchema = z.record(
+  z.string(),
+  z.union([judgeOutputSchema, z.object({ error: z.string() })]),
+);
+export type JudgeFile = z.infer<typeof judgeFileSchema>;

@@ -1,0 +1,290 @@
+import type { JudgeFile, JudgeOutput, Proposal } from '../contracts/judge.js';
+import type { CaseResult } from '../contracts/result.js';
+import type { DifficultReason } from '../contracts/files.js';
+import { median } from './report.js';
+import { VERDICTS, type DifficultChange, type Verdict } from './steps.js';
+
+/**
+ * Findings of a run (SPEC 3.4): the draft the tool proposes, and the parse of
+ * the file a person or agent finished. Pure.
+ *
+ * Shape: the first level-2 heading is the verdict; `### Cases` holds the
+ * per-case table whose `result` column (right / wrong / VOID / ?) is what the
+ * grade records; `## Cost review` or `## Memory review`; `## Difficult` with
+ * one `add <id> <reason>` / `fix <id>` line each; `## Proposals`.
+ */
+export type CaseVerdict = 'right' | 'wrong' | 'VOID' | '?';
+
+export function isJudgeOutput(j: JudgeFile[string] | undefined): j is JudgeOutput {
+  return j !== undefined && !('error' in j && !('right' in j));
+}
+
+/** Right when every check passes and the judge (if any) says right. */
+export function caseVerdict(result: CaseResult, judge: JudgeFile[string] | undefined): CaseVerdict {
+  if (result.status === 'void') return 'VOID';
+  if (result.status === 'error' || result.right === false) return 'wrong';
+  if (judge === undefined) return result.right === true ? 'right' : '?';
+  if (!isJudgeOutput(judge)) return '?';
+  return judge.right ? 'right' : 'wrong';
+}
+
+export interface MergedProposal {
+  file: string;
+  change: string;
+  why: string[];
+  expect: string[];
+  cases: string[];
+}
+
+/** The judge's proposals merged by file, identical changes once with every case that asked. */
+export function mergeProposals(judge: JudgeFile, order: readonly string[]): MergedProposal[] {
+  const merged: MergedProposal[] = [];
+  for (const id of order) {
+    const j = judge[id];
+    if (!isJudgeOutput(j)) continue;
+    for (const p of j.proposals as Proposal[]) {
+      let m = merged.find((x) => x.file === p.file && x.change.trim() === p.change.trim());
+      if (!m) {
+        m = { file: p.file, change: p.change.trim(), why: [], expect: [], cases: [] };
+        merged.push(m);
+      }
+      if (p.why && !m.why.includes(p.why)) m.why.push(p.why);
+      if (p.expect && !m.expect.includes(p.expect)) m.expect.push(p.expect);
+      if (!m.cases.includes(id)) m.cases.push(id);
+    }
+  }
+  return merged.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
+}
+
+export interface DraftInput {
+  run: { name: string; batch: number; half: 'nomem' | 'mem' | null; number: number };
+  results: readonly CaseResult[];
+  judge: JudgeFile;
+  /** The previous graded, non-VOID run of the same batch and half. */
+  previous: { name: string; results: readonly CaseResult[]; wrong: readonly string[] } | null;
+  /** For a with-memory run: the passing no-memory run of the batch. */
+  passingNomem: { name: string; tokens: number; results: readonly CaseResult[]; wrong: readonly string[] } | null;
+  recheck: readonly string[];
+  /** Ids on the difficult list and not fixed (open or stuck), and which of them are open. */
+  difficult: { onList: readonly string[]; open: readonly string[] };
+  /** Case ids some edit made since the previous run aimed at. */
+  aimedSince: readonly string[];
+  /** Final check only: stuck ids, and whether each case was right in its own batch. */
+  final?: { stuck: readonly string[]; rightInBatch: ReadonlyMap<string, boolean> };
+}
+
+export interface Draft {
+  verdict: Verdict;
+  markdown: string;
+  verdicts: Map<string, CaseVerdict>;
+  difficult: Array<DifficultChange & { note: string }>;
+  costly: string[];
+  flaky: string[];
+  regressed: string[];
+  proposals: MergedProposal[];
+}
+
+const fmt = (n: number) => n.toLocaleString('en-US');
+const pct = (now: number, before: number) => (before === 0 ? 'n/a' : `${now >= before ? '+' : '−'}${Math.abs(Math.round(((now - before) / before) * 100))}%`);
+const sum = (rs: readonly CaseResult[], f: (r: CaseResult) => number) => rs.reduce((s, r) => s + f(r), 0);
+
+function compare(before: ReadonlySet<string>, nowWrong: ReadonlySet<string>, ids: readonly string[]) {
+  const fixed = ids.filter((id) => before.has(id) && !nowWrong.has(id));
+  const broke = ids.filter((id) => !before.has(id) && nowWrong.has(id));
+  return { fixed, broke };
+}
+
+export function draftFindings(input: DraftInput): Draft {
+  const { run, results } = input;
+  const ids = results.map((r) => r.id);
+  const verdicts = new Map(results.map((r) => [r.id, caseVerdict(r, input.judge[r.id])]));
+  const wrong = ids.filter((id) => verdicts.get(id) === 'wrong');
+  const unknown = ids.filter((id) => verdicts.get(id) === '?');
+  const voids = ids.filter((id) => verdicts.get(id) === 'VOID');
+  const wrongSet = new Set(wrong);
+  const onList = new Set(input.difficult.onList);
+  const medianCalls = median(results.map((r) => r.llmCalls));
+  const costly = results.filter((r) => medianCalls > 0 && r.llmCalls > 2 * medianCalls).map((r) => r.id);
+  const prevWrong = new Set(input.previous?.wrong ?? []);
+  const prevIds = new Set(input.previous?.results.map((r) => r.id) ?? []);
+  const aimed = new Set(input.aimedSince);
+  const flaky = input.previous ? ids.filter((id) => prevIds.has(id) && !prevWrong.has(id) && wrongSet.has(id) && !aimed.has(id)) : [];
+  const regressed = input.recheck.filter((id) => wrongSet.has(id));
+  const tokens = sum(results, (r) => r.tokens);
+  const savedTwice = sum(results, (r) => r.memoryWrites.savedTwice);
+  const isFinal = input.final !== undefined;
+
+  // Difficult proposals (SPEC 3.6), one per case, the worst reason first.
+  const difficult: Draft['difficult'] = [];
+  const propose = (id: string, reason: DifficultReason, note: string) => {
+    if (!onList.has(id) && !difficult.some((d) => d.id === id)) difficult.push({ op: 'add', id, reason, note });
+  };
+  if (!isFinal) {
+    for (const id of wrong) {
+      const j = input.judge[id];
+      if (isJudgeOutput(j) && j.caseOnly) propose(id, 'wrong', 'the judge says the fault is in the case (its rubric or checks)');
+      else if (prevWrong.has(id) && aimed.has(id)) propose(id, 'wrong', `still wrong after an edit aimed at it (${input.previous!.name})`);
+      else if (regressed.includes(id)) propose(id, 'regressed', 'a recheck case that failed');
+      else if (run.half === 'mem' && input.passingNomem && !input.passingNomem.wrong.includes(id)) propose(id, 'memory', `right without memory (${input.passingNomem.name}), wrong with it`);
+      else if (flaky.includes(id)) propose(id, 'flaky', `right in ${input.previous!.name}, wrong now, no edit aimed at it`);
+    }
+  }
+
+  // The proposed verdict (SPEC 3.4).
+  let verdict: Verdict;
+  const everyRight = wrong.every((id) => onList.has(id)) && unknown.length === 0;
+  if (isFinal) {
+    const stuck = new Set(input.final!.stuck);
+    const regressedFinal = ids.filter((id) => wrongSet.has(id) && input.final!.rightInBatch.get(id) === true);
+    verdict = voids.length > 0 ? 'VOID' : ids.every((id) => stuck.has(id) || verdicts.get(id) === 'right') && regressedFinal.length === 0 ? 'VERIFIED' : 'FAILED';
+  } else if (voids.length > 0) verdict = 'VOID';
+  else if (everyRight && run.half === 'nomem') verdict = 'PASSED';
+  else if (everyRight && run.half === 'mem') {
+    const limit = input.passingNomem ? input.passingNomem.tokens * 1.1 : Infinity;
+    verdict = savedTwice === 0 && tokens <= limit ? 'PASSED' : 'CORRECT';
+  } else if (!input.previous) verdict = 'NO CHANGE';
+  else {
+    const { fixed, broke } = compare(prevWrong, wrongSet, ids.filter((id) => prevIds.has(id)));
+    verdict = fixed.length > 0 && broke.length === 0 ? 'PROGRESS' : fixed.length === 0 && broke.length > 0 ? 'REGRESSION' : fixed.length > 0 ? 'MIXED' : 'NO CHANGE';
+  }
+  if (verdict === 'PASSED' && run.half === 'nomem') for (const id of costly) propose(id, 'costly', `more than 2× the run's median llm calls (${medianCalls})`);
+  const fixes: Draft['difficult'] = verdict === 'PASSED'
+    ? input.difficult.open.filter((id) => verdicts.get(id) === 'right' && !costly.includes(id)).map((id) => ({ op: 'fix' as const, id, note: 'right and not costly in a PASSED run' }))
+    : [];
+  difficult.push(...fixes);
+
+  const proposals = mergeProposals(input.judge, ids);
+  const md: string[] = [];
+  md.push(`## ${verdict}`, '');
+  const right = ids.filter((id) => verdicts.get(id) === 'right').length;
+  const where = isFinal ? 'the final check' : `batch ${run.batch}, ${run.half === 'mem' ? 'with memory' : 'no memory'}, run ${run.number}`;
+  md.push(`${run.name} (${where}): ${right}/${ids.length} right, ${fmt(tokens)} tokens, ${fmt(sum(results, (r) => r.llmCalls))} llm calls, $${sum(results, (r) => r.costUsd).toFixed(4)}.`);
+  md.push('', '<!-- Drafted by `git tune grade --draft`. The first level-2 heading is the verdict: change it if you grade differently.', 'Edit the `result` column (right / wrong) where you disagree; `git tune grade` records this file. -->', '');
+  md.push('### Cases', '');
+  md.push('| case | result | checks | judge | rubric | tokens | llm calls | tool calls | memory reads | memory writes | saved twice | time | cost |');
+  md.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+  for (const r of results) {
+    const j = input.judge[r.id];
+    const checks = r.checks.length ? `${r.checks.filter((c) => c.pass).length}/${r.checks.length}` : '–';
+    const judgeCell = j === undefined ? '–' : isJudgeOutput(j) ? (j.right ? 'right' : 'wrong') + (j.caseOnly ? ' (case)' : '') : 'error';
+    const marks = isJudgeOutput(j) ? Object.values(j.rubric) : [];
+    const rubric = marks.length ? `${marks.filter((m) => m === 'met').length} met, ${marks.filter((m) => m === 'partial').length} partial, ${marks.filter((m) => m === 'missed').length} missed` : '–';
+    const writes = r.memoryWrites.added + r.memoryWrites.changed + r.memoryWrites.deleted;
+    md.push(`| ${r.id} | ${verdicts.get(r.id)} | ${checks} | ${judgeCell} | ${rubric} | ${fmt(r.tokens)} | ${r.llmCalls} | ${r.toolCalls} | ${r.memoryReads} | ${writes} | ${r.memoryWrites.savedTwice} | ${(r.durationMs / 1000).toFixed(1)}s | $${r.costUsd.toFixed(4)} |`);
+  }
+  const why = results.filter((r) => verdicts.get(r.id) !== 'right').map((r) => {
+    const j = input.judge[r.id];
+    const reasons = [
+      r.error ? `error: ${r.error}` : '', r.void ? `void: ${r.void}` : '',
+      ...r.checks.filter((c) => !c.pass).map((c) => `check ${c.type} failed${c.detail ? ` (${c.detail})` : ''}`),
+      j && !isJudgeOutput(j) ? `judge: ${(j as { error: string }).error}` : isJudgeOutput(j) && !j.right ? `judge: ${j.summary || 'wrong'}` : '',
+      verdicts.get(r.id) === '?' ? 'no check and no judge: decide right or wrong' : '',
+    ].filter(Boolean);
+    return `- ${r.id}: ${reasons.join('; ')}`;
+  });
+  if (why.length) md.push('', ...why);
+
+  if (input.previous) {
+    const { fixed, broke } = compare(prevWrong, wrongSet, ids.filter((id) => prevIds.has(id)));
+    const prevTokens = sum(input.previous.results, (r) => r.tokens);
+    md.push('', `### Compared with ${input.previous.name}`, '');
+    md.push(`- turned right: ${fixed.join(', ') || 'none'}`);
+    md.push(`- turned wrong: ${broke.join(', ') || 'none'}`);
+    md.push(`- tokens: ${fmt(prevTokens)} → ${fmt(tokens)} (${pct(tokens, prevTokens)}); llm calls ${fmt(sum(input.previous.results, (r) => r.llmCalls))} → ${fmt(sum(results, (r) => r.llmCalls))}`);
+  }
+  md.push('', '### Costly cases', '', costly.length ? costly.map((id) => `- ${id}: ${results.find((r) => r.id === id)!.llmCalls} llm calls (run median ${medianCalls})`).join('\n') : 'none');
+  md.push('', '### Flaky cases', '', flaky.length ? flaky.map((id) => `- ${id}`).join('\n') : 'none');
+  md.push('', '### Regressed recheck cases', '', regressed.length ? regressed.map((id) => `- ${id}`).join('\n') : 'none');
+
+  if (isFinal) {
+    const stuck = input.final!.stuck;
+    const regressedFinal = ids.filter((id) => wrongSet.has(id) && input.final!.rightInBatch.get(id) === true);
+    md.push('', '## Final check', '', `- right: ${right} of ${ids.length}`, `- regressed from their batch: ${regressedFinal.join(', ') || 'none'}`, `- stuck (reported, not counted): ${stuck.join(', ') || 'none'}`);
+  } else if (run.half === 'nomem') {
+    md.push('', '## Cost review', '');
+    md.push(`- ${fmt(tokens)} tokens and ${fmt(sum(results, (r) => r.llmCalls))} llm calls for ${ids.length} cases (median ${medianCalls} llm calls a case).`);
+    md.push(`- costly cases: ${costly.join(', ') || 'none'}.`);
+    md.push('- If you see cost left to cut in the prose, write CORRECT instead of PASSED.');
+  } else {
+    md.push('', '## Memory review', '');
+    const nm = input.passingNomem;
+    md.push(nm
+      ? `- tokens with memory ${fmt(tokens)} vs without ${fmt(nm.tokens)} (${nm.name}): saving ${nm.tokens === 0 ? 'n/a' : `${Math.round((1 - tokens / nm.tokens) * 100)}%`}.`
+      : `- tokens with memory ${fmt(tokens)}; no passing no-memory run to compare with.`);
+    md.push(`- memory reads ${fmt(sum(results, (r) => r.memoryReads))}; memory writes ${fmt(sum(results, (r) => r.memoryWrites.added + r.memoryWrites.changed + r.memoryWrites.deleted))}; saved twice ${savedTwice}${savedTwice > 0 ? ' (must be 0 to pass: edit the memory policy)' : ''}.`);
+  }
+  if (!isFinal) {
+    md.push('', '## Difficult', '', '<!-- One line each: `add <id> <reason>` (wrong, regressed, flaky, memory, costly) or `fix <id>`. `git tune grade` applies the lines still here. -->');
+    for (const d of difficult) md.push(d.op === 'add' ? `add ${d.id} ${d.reason} — ${d.note}` : `fix ${d.id} — ${d.note}`);
+  }
+  md.push('', '## Proposals', '');
+  if (proposals.length === 0) md.push('none');
+  let file = '';
+  for (const p of proposals) {
+    if (p.file !== file) {
+      if (file) md.push('');
+      md.push(`### ${p.file}`, '');
+      file = p.file;
+    }
+    md.push(`- \`${p.change.replace(/`/g, "'")}\`${p.why.length ? ` — why: ${p.why.join('; ')}` : ''}${p.expect.length ? `; expect: ${p.expect.join('; ')}` : ''} (cases: ${p.cases.join(', ')})`);
+  }
+  return { verdict, markdown: `${md.join('\n')}\n`, verdicts, difficult, costly, flaky, regressed, proposals };
+}
+
+export interface ParsedFindings {
+  verdict: Verdict | null;
+  problems: string[];
+  /** Case id → what the `### Cases` table says. */
+  cases: Map<string, CaseVerdict>;
+  review: { cost: boolean; memory: boolean };
+}
+
+const VERDICT_SET = new Set<string>(VERDICTS);
+
+export function headings(markdown: string, level: number): string[] {
+  const re = new RegExp(`^#{${level}}\\s+(.+?)\\s*#*\\s*$`);
+  const out: string[] = [];
+  let fence = false;
+  for (const line of markdown.split('\n')) {
+    if (/^\s*(```|~~~)/.test(line)) fence = !fence;
+    if (fence) continue;
+    const m = re.exec(line);
+    if (m && !line.startsWith('#'.repeat(level + 1))) out.push(m[1]!);
+  }
+  return out;
+}
+
+/** Replaces (or adds) the verdict heading: the first level-2 heading. */
+export function setVerdict(markdown: string, verdict: Verdict): string {
+  const lines = markdown.split('\n');
+  const i = lines.findIndex((l) => /^##\s+\S/.test(l) && !l.startsWith('###'));
+  if (i >= 0 && VERDICT_SET.has(lines[i]!.replace(/^##\s+/, '').trim())) {
+    lines[i] = `## ${verdict}`;
+    return lines.join('\n');
+  }
+  return `## ${verdict}\n\n${markdown}`;
+}
+
+export function parseFindings(markdown: string, caseIds: readonly string[]): ParsedFindings {
+  const problems: string[] = [];
+  const level2 = headings(markdown, 2);
+  const verdictHeadings = level2.filter((h) => VERDICT_SET.has(h));
+  let verdict: Verdict | null = null;
+  if (level2.length === 0 || !VERDICT_SET.has(level2[0]!)) {
+    problems.push(`the first level-2 heading must be the verdict, one of ${VERDICTS.join(', ')} (found ${level2[0] ? `"## ${level2[0]}"` : 'no level-2 heading'})`);
+  } else if (verdictHeadings.length > 1) {
+    problems.push(`the findings hold ${verdictHeadings.length} verdict headings (${verdictHeadings.join(', ')}): keep one`);
+  } else verdict = level2[0] as Verdict;
+
+  const cases = new Map<string, CaseVerdict>();
+  const known = new Set(caseIds);
+  for (const line of markdown.split('\n')) {
+    const cells = line.split('|').map((c) => c.trim());
+    if (cells.length < 4 || !known.has(cells[1]!)) continue;
+    const v = cells[2]!.toLowerCase();
+    const value: CaseVerdict | null = v === 'right' ? 'right' : v === 'wrong' ? 'wrong' : v === 'void' ? 'VOID' : v === '?' ? '?' : null;
+    if (value === null) problems.push(`case ${cells[1]}: result must be right or wrong (found "${cells[2]}")`);
+    else if (!cases.has(cells[1]!)) cases.set(cells[1]!, value);
+  }
+  return { verdict, problems, cases, review: { cost: level2.includes('Cost review'), memory: level2.includes('Memory review') } };
+}
