@@ -27,10 +27,21 @@ const tuningOpt = () => new Option('-t, --tuning <name>', 'the tuning to read (d
 export function buildProgram(): Command {
   const program = new Command('git-tune')
     .description('Tune the prose of an LLM agent against a dataset, with git as the memory of the loop.\nStart with `git tune init`, then follow `git tune next`.')
+    .addHelpText('after', `
+Examples:
+  git tune demo                                   # the whole loop on the bundled example, in a temp repo
+  git tune init support-desk --prose 'agents/**/*.md' --runner 'node agent.js' --dataset cases.yaml
+  git tune next                                   # the one next step and its exact command
+  git tune auto                                   # run the loop unattended with the configured judge and editor
+
+Exit codes: 0 ok, 1 unexpected, 2 usage or bad input, 3 not allowed by the history now,
+4 another command moved the branch, 5 runner sandbox down, 6 final check not VERIFIED, 130 interrupted.`)
     .version(version, '-V, --version')
     .option('--debug', 'show stack traces on errors')
     .showSuggestionAfterError(true)
-    .configureHelp({ sortSubcommands: false });
+    .configureHelp({ sortSubcommands: false })
+    // Before any subcommand is added, so they inherit it: usage errors exit 2, not 1.
+    .exitOverride();
 
   program
     .command('init <name>')
@@ -110,8 +121,14 @@ export function buildProgram(): Command {
     .description('run the final check: the whole selection with the last good memory, nothing changed')
     .option('--concurrency <n>', 'cases at once (default: config concurrency)')
     .option('--target <name>', 'run against one of the configured target models')
+    .option('--all-targets', 'run the final check once per configured target and name the best')
+    .option('--ci', 'non-interactive CI mode: check the history is all there, write the job summary and outputs, exit 0 only when VERIFIED')
+    .option('--shard <i/n>', 'run a deterministic share of the selection and write its results as a file set')
+    .option('--collect <dirs...>', 'merge shard result sets into one final-check result')
+    .option('--commit', 'with --collect: record the merged result as the final-check run commit and tag')
+    .option('--out <dir>', 'with --shard: where to write the shard result set')
     .addOption(json())
-    .action(lazy(() => import('./commands/run.js'), (m) => m.final as Action));
+    .action(lazy(() => import('./commands/final.js'), (m) => m.run as Action));
 
   program
     .command('show <run> [case]')
@@ -203,6 +220,50 @@ export function buildProgram(): Command {
     .action(lazy(() => import('./commands/auto.js'), (m) => m.stop as Action));
 
   program
+    .command('demo [dir]')
+    .description('the main job on the bundled example: a fresh repo, the example agent, tuned to VERIFIED, with a summary (no network, no account)')
+    .addOption(json())
+    .action(lazy(() => import('./commands/demo.js'), (m) => m.run as Action));
+
+  program
+    .command('log')
+    .description('the history of the tuning as a table of steps and runs')
+    .addOption(json())
+    .addOption(tuningOpt())
+    .action(lazy(() => import('./commands/log.js'), (m) => m.run as Action));
+
+  program
+    .command('review <batch>')
+    .description('the pull-request body for a batch, markdown on stdout: cases, runs, edits as diffs, tokens')
+    .addOption(json())
+    .addOption(tuningOpt())
+    .action(lazy(() => import('./commands/review.js'), (m) => m.run as Action));
+
+  program
+    .command('pr <batch>')
+    .description('push a branch for the batch and open or update its pull request (GITHUB_TOKEN or GH_TOKEN)')
+    .option('--remote <name>', 'the remote to push to', 'origin')
+    .addOption(json())
+    .addOption(tuningOpt())
+    .action(lazy(() => import('./commands/pr.js'), (m) => m.run as Action));
+
+  const hooks = program.command('hooks').description('the git hooks git-tune installs (chained with yours, never overwriting them)');
+  hooks
+    .command('install')
+    .description('install the hooks into the repository (respects core.hooksPath)')
+    .addOption(json())
+    .action(lazy(() => import('./commands/hooks.js'), (m) => m.install as Action));
+  hooks
+    .command('uninstall')
+    .description('remove the hooks and restore the ones that were there')
+    .addOption(json())
+    .action(lazy(() => import('./commands/hooks.js'), (m) => m.uninstall as Action));
+  program
+    .command('hook <name> [args...]', { hidden: true })
+    .description('run by the installed git hooks')
+    .action(lazy(() => import('./commands/hooks.js'), (m) => m.hook as Action));
+
+  program
     .command('push [remote]')
     .description('push the tuning branch with its run tags and logs ref (default remote: origin)')
     .addOption(json())
@@ -245,7 +306,6 @@ function printError(err: unknown, debug: boolean, wantsJson: boolean): number {
 
 export async function main(argv: string[]): Promise<number> {
   const program = buildProgram();
-  program.exitOverride();
   const debug = argv.includes('--debug');
   try {
     await program.parseAsync(argv);

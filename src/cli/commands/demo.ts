@@ -1,0 +1,5 @@
+import type { CommandIO } from '../io.js';
+
+export async function run(_io: CommandIO): Promise<void> {
+  throw new Error('git tune demo is being built');
+}
