@@ -308,10 +308,6 @@ describe('help and version', () => {
     expect(r.stderr).toContain('(Did you mean batch?)');
   });
 
-  // Known bug, not fixed here (src/cli/main.ts is not this suite's to change):
-  // main() calls program.exitOverride() after the subcommands are built, so
-  // commander exits 1 itself on a subcommand's usage error instead of main()
-  // returning 2. When main.ts is fixed this test fails: drop the `.fails`.
   it('a usage error inside a subcommand exits 2, like one at the top level', () => {
     const unknown = repo.tune(['batch', '--bogus']);
     expect(unknown.stderr).toContain("error: unknown option '--bogus'");
