@@ -20,7 +20,7 @@ import { commitStep, targetOf } from './commit.js';
 import { nextFor } from './decide.js';
 import { requireOnBranch } from './guards.js';
 import { uncommittedProse } from './prose.js';
-import { loadTuning, type Tuning } from './tuning.js';
+import { loadTuning, openTuning, type Tuning } from './tuning.js';
 
 /**
  * `git tune run` / `git tune final`: run what is due, case by case, keep each
@@ -119,7 +119,7 @@ function voidReason(results: readonly CaseResult[]): string | null {
 }
 
 export async function executeRun(cwd: string, tuningName: string | undefined, opts: RunOptions, ctx: RunContext): Promise<RunOutcome> {
-  let tuning = await loadTuning((await import('../git/open.js').then((m) => m.openRepo(cwd))), tuningName);
+  let tuning = await openTuning(cwd, tuningName);
   requireOnBranch(tuning);
   const config = tuning.config;
   if (!config?.runner) throw usageError('no-runner', 'no runner is configured', `git tune config set runner.command 'node agent.js'`);

@@ -25,7 +25,8 @@ export function describeValue(value: unknown): string {
   if (value === null) return 'null';
   if (typeof value === 'string') {
     const shown = value.length > 40 ? `${value.slice(0, 37)}...` : value;
-    return JSON.stringify(shown);
+    // Non-ASCII is spelled out, so a look-alike (a Cyrillic "а" in an id) is visible.
+    return JSON.stringify(shown).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
   }
   if (Array.isArray(value)) return `a list of ${value.length}`;
   if (typeof value === 'object') return 'an object';

@@ -138,7 +138,10 @@ function decide(input: NextInput): Draft {
     const command = missing === 'prose'
       ? `git tune config set prose '["agents/**/*.md"]'`
       : `git tune config set runner.command '["node", "agent.js"]'`;
-    return { kind: 'config', message: `set \`${missing}\` in ${dir}/config.yaml (the glob or the command of your project)`, command };
+    const what = missing === 'config'
+      ? `${dir}/config.yaml is missing on the branch: write it again`
+      : `set \`${missing}\` in ${dir}/config.yaml (${missing === 'prose' ? 'the globs of the prose you tune' : 'the command that runs your agent once per case'})`;
+    return { kind: 'config', message: what, command };
   }
   if (!state.selection || state.selection.selected === 0 || input.selection.length === 0) {
     return { kind: 'select', message: 'order the cases into the selection', command: 'git tune select' };

@@ -129,7 +129,7 @@ describe.concurrent('a bad dataset is refused whole, every problem listed, nothi
       `bad/ids.json case 3: field \`id\` ${rule} (found "")`,
       `bad/ids.json case 4: field \`id\` ${rule} (found ".")`,
       `bad/ids.json case 5: field \`id\` ${rule} (found "..")`,
-      `bad/ids.json case 6: field \`id\` ${rule} (found "case\u0430")`,
+      `bad/ids.json case 6: field \`id\` ${rule} (found "case\\u0430")`,
       `bad/ids.json case 7: field \`id\` must be at most 128 characters (found "${'a'.repeat(37)}...")`,
       'bad/ids.json case 8: field `id` must be a string like "billing-refund-03" (found number 7)',
     ]);
