@@ -181,7 +181,13 @@ export async function recordGrade(tuning: Tuning, runName: string | undefined, o
   }
   const lines: { changes: DifficultChange[]; problems: string[]; notes: Map<string, string[]> } =
     run.half === null ? { changes: [], problems: [], notes: new Map() } : parseDifficultLines(text);
-  const difficult = lines.changes;
+  // A regrade reads findings whose lines were applied by the first grade: those change nothing now.
+  const listed = viewDifficult(tuning.state, config.maxRetries);
+  const difficult = lines.changes.filter((c) => {
+    const entry = listed.find((e) => e.id === c.id);
+    if (c.op === 'add') return !(entry && entry.status !== 'fixed' && entry.reason === c.reason);
+    return !(entry && entry.status === 'fixed');
+  });
   const lineProblems = lines.problems;
   problems.push(...lineProblems);
   if (problems.length > 0 || !verdict) {
