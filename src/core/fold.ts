@@ -1,6 +1,6 @@
 import type { BatchPlan, DifficultReason } from '../contracts/files.js';
 import { formatRunName, parseRunName, type Half, type RunId } from './names.js';
-import { parseStep, type Step, type Verdict } from './steps.js';
+import { parseStep, unsealedStep, type Step, type Verdict } from './steps.js';
 
 /**
  * The state of a tuning is the fold of its step commits, oldest first, from
@@ -334,6 +334,8 @@ export function foldHistory(
     state.tipOid = commit.oid;
     const step = parseStep(commit.message);
     if (step === null || step.tuning !== tuning) {
+      const forged = step === null ? unsealedStep(commit.message, tuning) : null;
+      if (forged) state.warnings.push(`commit ${commit.oid.slice(0, 7)} carries ${forged}: its trailers are ignored, it counts as a hand commit`);
       applyHandCommit(state, commit, index);
       return;
     }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { DIFFICULT_REASONS, type DifficultReason } from '../contracts/files.js';
 import { formatMessage, parseMessage, trailerValue, trailerValues, type Trailer } from './trailers.js';
 
@@ -148,12 +149,68 @@ function oneLine(text: string): string {
   return text.replace(/\s+/g, ' ').trim() || 'unknown';
 }
 
-export function formatStep(step: Step, subject: string, body = ''): string {
-  return formatMessage({ subject, body, trailers: stepTrailers(step) });
+/**
+ * The seal: the last trailer of every step message the tool writes, a
+ * checksum over the trailers before it. The fold trusts only sealed steps,
+ * so `Tune-Step: grade` / `Tune-Verdict: PASSED` typed into a hand commit
+ * (or a step's trailers edited) cannot fake a grade: such a commit is read
+ * as a hand commit, with a warning in `git tune status`. It guards against
+ * hand-made and mistaken trailers, not against someone who recomputes it on
+ * purpose (who could as well run `git tune grade`, which enforces the rules).
+ * Parents are left out so a history that travels (push, pull, clone) stays
+ * sealed.
+ */
+export const SEAL_TRAILER = 'Tune-Seal';
+const SEAL_VERSION = 'v1';
+
+export function sealOf(trailers: readonly Trailer[]): string {
+  const lines = trailers
+    .filter(([key]) => key.toLowerCase() !== SEAL_TRAILER.toLowerCase())
+    .map(([key, value]) => `${key}: ${value.trim()}\n`)
+    .join('');
+  return `${SEAL_VERSION} ${createHash('sha256').update(`git-tune step seal\n${lines}`).digest('hex').slice(0, 16)}`;
 }
 
-/** The step a commit message records, or null when it carries no tuning step. */
+/** Whether a message's trailers end with a seal that matches them. */
+export function isSealed(message: string): boolean {
+  const { trailers } = parseMessage(message);
+  const last = trailers[trailers.length - 1];
+  return last !== undefined && last[0] === SEAL_TRAILER && last[1] === sealOf(trailers.slice(0, -1));
+}
+
+/**
+ * Why a commit's step trailers are not trusted, or null (sealed, or no
+ * `Tune-Step` for this tuning at all). For the fold's warnings.
+ */
+export function unsealedStep(message: string, tuning: string): string | null {
+  const { trailers } = parseMessage(message);
+  const kind = trailerValue(trailers, 'Tune-Step');
+  if (kind === undefined || trailerValue(trailers, 'Tune-Tuning') !== tuning || isSealed(message)) return null;
+  return trailerValue(trailers, SEAL_TRAILER) === undefined
+    ? `Tune-Step: ${kind} without the ${SEAL_TRAILER} git-tune writes`
+    : `Tune-Step: ${kind} whose trailers do not match their ${SEAL_TRAILER} (edited after git-tune wrote them)`;
+}
+
+export function formatStep(step: Step, subject: string, body = ''): string {
+  const trailers = stepTrailers(step);
+  return formatMessage({ subject, body, trailers: [...trailers, [SEAL_TRAILER, sealOf(trailers)]] });
+}
+
+/** Adds (or renews) the seal of a message's trailers: for messages the tool composes itself (hooks). */
+export function sealMessage(message: string): string {
+  const parsed = parseMessage(message);
+  const trailers = parsed.trailers.filter(([key]) => key !== SEAL_TRAILER);
+  return formatMessage({ ...parsed, trailers: [...trailers, [SEAL_TRAILER, sealOf(trailers)]] });
+}
+
+/** The step a sealed commit message records, or null when it carries no (trusted) tuning step. */
 export function parseStep(message: string): Step | null {
+  if (!isSealed(message)) return null;
+  return parseStepTrailers(message);
+}
+
+/** The step the trailers say, sealed or not (for tests and diagnostics only). */
+export function parseStepTrailers(message: string): Step | null {
   const { trailers } = parseMessage(message);
   const tuning = trailerValue(trailers, 'Tune-Tuning');
   const kind = trailerValue(trailers, 'Tune-Step');

@@ -228,7 +228,7 @@ describe('the spine, as a user drives it', () => {
     const after = readFileSync(file, 'utf8');
     expect(after).toBe(text.replace('maxBatch: 10\n', 'maxBatch: 20\n'));
     expect(after).toContain('# git-tune settings for this tuning');
-    expect(repo.git('log', '--format=%s%n%(trailers)', '-1').trim()).toBe(
+    expect(repo.git('log', '--format=%s%n%(trailers)', '-1').trim().replace(/\nTune-Seal: v1 [0-9a-f]{16}$/, '')).toBe(
       'tune(support-desk): config maxBatch = 20\nTune-Tuning: support-desk\nTune-Step: config\nTune-Keys: maxBatch',
     );
     expect(repo.tuneJson(['config']).concurrency).toBe(16); // min(20 + 3, 16)

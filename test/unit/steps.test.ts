@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseMessage } from '../../src/core/trailers.js';
-import { formatIds, formatStep, parseIds, parseStep, STEP_KINDS, type Step } from '../../src/core/steps.js';
+import { formatIds, formatStep, parseIds, parseStep, sealMessage, sealOf, STEP_KINDS, type Step } from '../../src/core/steps.js';
 
 const base = { tuning: 'demo', difficult: [] };
 
@@ -68,6 +68,7 @@ describe('step messages: formatStep / parseStep', () => {
       ['Tune-Wrong', '(none)'],
       ['Tune-Review', 'yes'],
       ['Tune-Difficult', 'fix a'],
+      ['Tune-Seal', sealOf(parseMessage(text).trailers.slice(0, -1))],
     ]);
   });
 
@@ -89,7 +90,7 @@ describe('step messages: formatStep / parseStep', () => {
   });
 
   it('drops a Tune-Difficult line it cannot read, keeping the rest', () => {
-    const step = parseStep('s\n\nTune-Tuning: demo\nTune-Step: difficult\nTune-Difficult: add a bored\nTune-Difficult: add b wrong\nTune-Difficult: fix\n');
+    const step = parseStep(sealMessage('s\n\nTune-Tuning: demo\nTune-Step: difficult\nTune-Difficult: add a bored\nTune-Difficult: add b wrong\nTune-Difficult: fix\n'));
     expect(step?.difficult).toEqual([{ op: 'add', id: 'b', reason: 'wrong' }]);
   });
 });
