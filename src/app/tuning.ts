@@ -3,13 +3,13 @@ import path from 'node:path';
 import type { Case } from '../contracts/dataset.js';
 import type { Config } from '../contracts/config.js';
 import { selectionSchema, type Selection } from '../contracts/files.js';
-import { foldHistory, type HistoryCommit, type TuningState } from '../core/fold.js';
+import type { HistoryCommit, TuningState } from '../core/fold.js';
 import { matcher } from '../core/glob.js';
 import { branchName, branchRef, parseBranchName, tuningDir } from '../core/names.js';
-import { parseStep } from '../core/steps.js';
-import { historyError, usageError } from '../errors.js';
+import { usageError } from '../errors.js';
 import { openRepo } from '../git/open.js';
 import type { GitRepo } from '../git/types.js';
+import { readTuningHistory, walkHistory, type TipFiles } from './cache.js';
 import { CONFIG_FILE, parseConfig } from './config-file.js';
 import { DATASET_FILE, parseDatasetJsonl } from './dataset-file.js';
 
@@ -71,27 +71,9 @@ export async function readHistory(
   tip: string,
   isProse: (p: string) => boolean,
 ): Promise<HistoryCommit[]> {
-  const out: HistoryCommit[] = [];
-  let oid: string | undefined = tip;
-  while (oid) {
-    const commit = await repo.readCommit(oid);
-    const step = parseStep(commit.message);
-    const entry: HistoryCommit = { oid, message: commit.message };
-    if (step?.tuning === name && step.step === 'init') {
-      out.push(entry);
-      return out.reverse();
-    }
-    if (step === null || step.tuning !== name) {
-      entry.touchesProse = (await repo.changedPaths(oid)).some(isProse);
-    }
-    out.push(entry);
-    oid = commit.parents[0];
-  }
-  throw historyError(
-    'no-init-commit',
-    `branch ${branchName(name)} has no init commit for tuning ${name} on its first-parent line`,
-    `git tune init ${name} --prose '<glob>'   # on a new branch`,
-  );
+  const { commits, handPaths } = await walkHistory(repo, name, tip);
+  for (const c of commits) if (handPaths[c.oid]) c.touchesProse = handPaths[c.oid]!.some(isProse);
+  return commits;
 }
 
 export async function openTuning(cwd: string, name?: string): Promise<Tuning> {
@@ -108,15 +90,31 @@ export async function loadTuning(repo: GitRepo, requested?: string): Promise<Tun
       `git tune init ${name} --prose '<glob>'`);
   }
   const dir = tuningDir(name);
-  const configText = await readText(repo, tip, `${dir}/${CONFIG_FILE}`);
-  const config = configText === null ? null : parseConfig(configText, `${dir}/${CONFIG_FILE}`).config;
-  const selectionText = await readText(repo, tip, `${dir}/${SELECTION_FILE}`);
-  const selection = selectionText === null ? null : selectionSchema.parse(JSON.parse(selectionText));
-  const commits = await readHistory(repo, name, tip, matcher(config?.prose ?? []));
-  const state = foldHistory(name, commits, selection?.ids ?? []);
+  // The history and its fold come from the cache when it holds this tip (src/app/cache.ts).
+  const parse = (files: TipFiles) => ({
+    config: files.configText === null ? null : parseConfig(files.configText, `${dir}/${CONFIG_FILE}`).config,
+    selection: files.selectionText === null ? null : selectionSchema.parse(JSON.parse(files.selectionText)),
+  });
+  let parsed: ReturnType<typeof parse> | null = null;
+  const history = await readTuningHistory(
+    repo, name, tip,
+    async () => ({
+      configText: await readText(repo, tip, `${dir}/${CONFIG_FILE}`),
+      selectionText: await readText(repo, tip, `${dir}/${SELECTION_FILE}`),
+    }),
+    (files) => {
+      parsed = parse(files);
+      return { isProse: matcher(parsed.config?.prose ?? []), selection: parsed.selection?.ids ?? [] };
+    },
+  );
+  const { configText, state } = history;
+  const { config, selection } = parsed ?? parse(history);
   let dataset: Promise<Case[]> | null = null;
   return {
-    repo, name, dir, ref, tip, onBranch, commits, state, config, configText, selection,
+    repo, name, dir, ref, tip, onBranch, state, config, configText, selection,
+    get commits() {
+      return history.commits();
+    },
     loadDataset() {
       dataset ??= readText(repo, tip, `${dir}/${DATASET_FILE}`).then((text) =>
         text === null ? [] : parseDatasetJsonl(text, `${dir}/${DATASET_FILE}`),

@@ -322,14 +322,19 @@ function applyHandCommit(state: TuningState, commit: HistoryCommit, index: numbe
  * the tuning's state. `selection` (the ids of selection.json at the tip) is
  * what a final-check run covers. Never throws on a well-formed commit list: steps that
  * do not fit are kept as warnings, so a hand-made history still reads.
+ * `from` continues a fold: the state of the commits before these (it is
+ * updated in place), so a cached state takes only the commits added since.
  */
 export function foldHistory(
   tuning: string,
   commits: readonly HistoryCommit[],
   selection: readonly string[] = [],
+  from?: TuningState,
 ): TuningState {
-  const state = emptyState(tuning);
-  commits.forEach((commit, index) => {
+  const state = from ?? emptyState(tuning);
+  const offset = state.commits;
+  commits.forEach((commit, i) => {
+    const index = offset + i;
     state.commits += 1;
     state.tipOid = commit.oid;
     const step = parseStep(commit.message);

@@ -2,9 +2,9 @@ import { promises as fs } from 'node:fs';
 import nodeFs from 'node:fs';
 import path from 'node:path';
 import git from 'isomorphic-git';
-import { usageError } from '../errors.js';
 import { compareAndSwapRef, readRefValue, withIndexLock, writeFileAtomic } from './lockfile.js';
-import type { CommitInfo, FileChange, GitRepo, NewCommit, RefEntry, TreeFile } from './types.js';
+import type { CommitInfo, FileChange, GitRepo, LogEntry, NewCommit, RefEntry, TreeFile } from './types.js';
+import { assertIndexSupported, removeEmptyDirs } from './worktree.js';
 
 type TreeEntry = { mode: string; path: string; oid: string; type: 'blob' | 'tree' | 'commit' };
 
@@ -16,6 +16,7 @@ type TreeEntry = { mode: string; path: string; oid: string; type: 'blob' | 'tree
  * One `cache` object per process: without it every call re-reads the pack.
  */
 export class IsoGitRepo implements GitRepo {
+  readonly backend = 'iso' as const;
   private readonly cache = {};
   /** Whether this process holds index.lock now (a step holds it across its checkout). */
   private indexHeld = false;
@@ -54,6 +55,22 @@ export class IsoGitRepo implements GitRepo {
   async readCommit(oid: string): Promise<CommitInfo> {
     const { commit } = await git.readCommit({ ...this.base, oid });
     return { oid, tree: commit.tree, parents: commit.parent, message: commit.message };
+  }
+
+  async *firstParentLog(tip: string): AsyncIterable<LogEntry> {
+    let oid: string | undefined = tip;
+    while (oid) {
+      let commit: CommitInfo;
+      try {
+        commit = await this.readCommit(oid);
+      } catch (err) {
+        // A shallow clone ends where its history was cut, as `git log` ends there.
+        if (oid !== tip && (err as { code?: string }).code === 'NotFoundError' && (await this.isShallow())) return;
+        throw err;
+      }
+      yield { oid, parents: commit.parents, message: commit.message };
+      oid = commit.parents[0];
+    }
   }
 
   private async readTree(oid: string): Promise<TreeEntry[]> {
@@ -204,49 +221,12 @@ export class IsoGitRepo implements GitRepo {
     return withIndexLock(this.gitdir, async () => {
       this.indexHeld = true;
       try {
-        await this.assertIndexSupported();
+        await assertIndexSupported(this.gitdir);
         return await fn();
       } finally {
         this.indexHeld = false;
       }
     });
-  }
-
-  /**
-   * isomorphic-git cannot update an index of version 4 (`feature.manyFiles`
-   * turns it on) and gets a split index silently wrong (see the notes).
-   * Checked under the lock, before a step writes anything, so a step never
-   * moves the branch and then fails to refresh the working tree.
-   */
-  private async assertIndexSupported(): Promise<void> {
-    let header: Buffer;
-    try {
-      const handle = await fs.open(path.join(this.gitdir, 'index'), 'r');
-      try {
-        header = Buffer.alloc(8);
-        await handle.read(header, 0, 8, 0);
-      } finally {
-        await handle.close();
-      }
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return; // no index yet
-      throw err;
-    }
-    const version = header.readUInt32BE(4);
-    if (header.toString('latin1', 0, 4) === 'DIRC' && version !== 2 && version !== 3) {
-      throw usageError(
-        'index-unsupported',
-        `.git/index is version ${version} (feature.manyFiles or index.version sets it); git-tune updates index versions 2 and 3 only`,
-        'git config index.version 3 && git update-index --index-version 3',
-      );
-    }
-    if ((await fs.readdir(this.gitdir)).some((name) => name.startsWith('sharedindex.'))) {
-      throw usageError(
-        'index-unsupported',
-        'the index is split (core.splitIndex); git-tune cannot update a split index',
-        'git config core.splitIndex false && git update-index --no-split-index',
-      );
-    }
   }
 
   private async listFilesShallow(commitOid: string, dir: string): Promise<TreeFile[]> {
@@ -267,17 +247,5 @@ export class IsoGitRepo implements GitRepo {
       () => true,
       () => false,
     );
-  }
-}
-
-async function removeEmptyDirs(root: string, dir: string): Promise<void> {
-  let current = dir;
-  while (current.startsWith(root) && current !== root) {
-    try {
-      await fs.rmdir(current);
-    } catch {
-      return;
-    }
-    current = path.dirname(current);
   }
 }

@@ -38,10 +38,21 @@ export interface RefEntry {
   oid: string;
 }
 
+/** One commit of a first-parent walk: what the state fold reads. */
+export interface LogEntry {
+  oid: string;
+  parents: string[];
+  message: string;
+}
+
+/** Which implementation serves the calls: isomorphic-git in-process, or the native `git` binary. */
+export type GitBackend = 'iso' | 'native';
+
 export interface GitRepo {
   /** The working tree root. */
   readonly dir: string;
   readonly gitdir: string;
+  readonly backend: GitBackend;
 
   resolveRef(ref: string): Promise<string | null>;
   /** The ref HEAD points at (`refs/heads/…`), or null when detached. */
@@ -50,6 +61,12 @@ export interface GitRepo {
   listRefs(prefix: string): Promise<RefEntry[]>;
 
   readCommit(oid: string): Promise<CommitInfo>;
+  /**
+   * The first-parent line from `tip` back to the root commit, newest first.
+   * Stop iterating (`break`) to stop reading: the fold stops at its tuning's
+   * init commit, and a long project history before it is never read.
+   */
+  firstParentLog(tip: string): AsyncIterable<LogEntry>;
   readBlobAt(commitOid: string, path: string): Promise<Uint8Array | null>;
   /** Every file under `dir` (recursively) in the commit's tree. */
   listFiles(commitOid: string, dir: string): Promise<TreeFile[]>;

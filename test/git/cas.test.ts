@@ -105,22 +105,34 @@ function tuneAsync(repo: TempRepo, args: string[], extraEnv: Record<string, stri
  * A preload that runs a shell command the first time the CLI opens a `.lock`
  * file, i.e. after it read the branch tip and before it takes its first lock:
  * the deterministic way to have another writer move the branch in between.
+ * On the native backend git takes the ref's lock itself (`git update-ref`):
+ * the hook fires just before that process starts.
  */
 function raceHook(repo: TempRepo): string {
   const file = repo.path('.git', 'race-hook.mjs');
   writeFileSync(
     file,
     `import fs from 'node:fs';
-import { execFileSync } from 'node:child_process';
+import cp from 'node:child_process';
+import { syncBuiltinESMExports } from 'node:module';
+const { execFileSync } = cp;
 const open = fs.promises.open;
+const spawn = cp.spawn;
+const suffix = process.env.RACE_SUFFIX || '.lock';
 let fired = false;
+const race = () => {
+  fired = true;
+  execFileSync('sh', ['-c', process.env.RACE_CMD], { stdio: ['ignore', 'ignore', 'inherit'] });
+};
 fs.promises.open = async function (p, ...rest) {
-  if (!fired && typeof p === 'string' && p.endsWith(process.env.RACE_SUFFIX || '.lock')) {
-    fired = true;
-    execFileSync('sh', ['-c', process.env.RACE_CMD], { stdio: ['ignore', 'ignore', 'inherit'] });
-  }
+  if (!fired && typeof p === 'string' && p.endsWith(suffix)) race();
   return open.call(this, p, ...rest);
 };
+cp.spawn = function (command, args, ...rest) {
+  if (!fired && command === 'git' && Array.isArray(args) && args.includes('update-ref') && args.some((a) => (a + '.lock').endsWith(suffix))) race();
+  return spawn.call(this, command, args, ...rest);
+};
+syncBuiltinESMExports();
 `,
   );
   return file;

@@ -1,0 +1,605 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { TuneError, EXIT, conflictError } from '../errors.js';
+import { readRefValue, withIndexLock, writeFileAtomic } from './lockfile.js';
+import type { CommitInfo, FileChange, GitRepo, LogEntry, NewCommit, Person, RefEntry, TreeFile } from './types.js';
+import { assertIndexSupported, removeEmptyDirs } from './worktree.js';
+
+/**
+ * GitRepo over the native `git` binary. isomorphic-git walks a long history
+ * ~15x slower than git and loads a whole pack into memory to read one object
+ * from it (see the notes); git itself does neither. So:
+ * - object reads go through one long-lived `git cat-file --batch`;
+ * - a first-parent walk is one streamed `git rev-list` (stopped early by the caller);
+ * - objects are written by long-lived `git hash-object -w --stdin-paths`
+ *   processes (git hashes, checks the format and writes them); trees and
+ *   commits are laid out here byte for byte as isomorphic-git lays them out,
+ *   so both backends give the same commit ids for the same step;
+ * - refs move with `git update-ref <ref> <new> <old>` (git's own locking, and a
+ *   reflog entry); the index is updated with `git update-index`.
+ * Processes are spawned lazily and unref'd while idle, so they never keep the
+ * CLI alive; they exit when their stdin closes with ours.
+ */
+const ZERO_OID = '0'.repeat(40);
+
+type Parser<T> = (buf: Buffer) => { used: number; value: T } | null;
+
+interface Pending {
+  parse: Parser<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (err: Error) => void;
+}
+
+/** The environment for our git children: no inherited repository overrides, no replace refs, stable messages. */
+function gitEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  // A git hook (hooks/ run git-tune) inherits these from the git that runs it; we name the repository ourselves.
+  for (const key of ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_PREFIX', 'GIT_FLUSH']) delete env[key];
+  return { ...env, GIT_NO_REPLACE_OBJECTS: '1', LC_ALL: 'C', ...extra };
+}
+
+function noGit(err: Error): TuneError {
+  return new TuneError('no-git', `native git could not start: ${err.message}`, {
+    exitCode: EXIT.usage,
+    hint: 'install git and put it on PATH, or run with GIT_TUNE_BACKEND=iso',
+  });
+}
+
+function gitFailed(args: readonly string[], code: number | null, stderr: string): TuneError {
+  const tail = stderr.trim().split('\n').slice(-3).join(' / ');
+  return new TuneError('git-failed', `git ${args.join(' ')} failed (exit ${code}): ${tail}`, { exitCode: EXIT.unexpected });
+}
+
+/**
+ * One long-lived git process answering requests in order (cat-file --batch,
+ * hash-object --stdin-paths). Referenced only while a request is pending.
+ */
+class GitPipe {
+  private readonly child: ChildProcess;
+  private readonly queue: Pending[] = [];
+  private buf: Buffer = Buffer.alloc(0);
+  private stderr = '';
+  private failure: Error | null = null;
+
+  constructor(private readonly args: readonly string[], cwd: string) {
+    this.child = spawn('git', args, { cwd, env: gitEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child.stdout!.on('data', (chunk: Buffer) => this.onData(chunk));
+    this.child.stderr!.on('data', (chunk: Buffer) => {
+      this.stderr = (this.stderr + chunk.toString()).slice(-4000);
+    });
+    this.child.on('error', (err) => this.fail(noGit(err)));
+    this.child.on('close', (code) => this.fail(gitFailed(args, code, this.stderr || 'exited')));
+    this.child.stdin!.on('error', () => {}); // reported by 'close'
+    this.idle();
+  }
+
+  request<T>(line: string, parse: Parser<T>): Promise<T> {
+    if (this.failure) return Promise.reject(this.failure);
+    return new Promise<T>((resolve, reject) => {
+      if (this.queue.length === 0) this.busy();
+      this.queue.push({ parse, resolve: resolve as (v: unknown) => void, reject });
+      this.child.stdin!.write(`${line}\n`);
+    });
+  }
+
+  private onData(chunk: Buffer): void {
+    this.buf = this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
+    while (this.queue.length > 0) {
+      const parsed = this.queue[0]!.parse(this.buf);
+      if (!parsed) return;
+      this.buf = this.buf.subarray(parsed.used);
+      this.queue.shift()!.resolve(parsed.value);
+      if (this.queue.length === 0) this.idle();
+    }
+  }
+
+  private fail(err: Error): void {
+    this.failure ??= err;
+    for (const p of this.queue.splice(0)) p.reject(this.failure);
+    this.idle();
+  }
+
+  private busy(): void {
+    this.child.ref();
+    (this.child.stdout as unknown as { ref(): void }).ref();
+  }
+
+  private idle(): void {
+    this.child.unref();
+    (this.child.stdout as unknown as { unref(): void }).unref();
+    (this.child.stderr as unknown as { unref(): void }).unref();
+    (this.child.stdin as unknown as { unref(): void }).unref();
+  }
+}
+
+interface RawObject {
+  oid: string;
+  type: string;
+  data: Buffer;
+}
+
+/** `git cat-file --batch` output: `<oid> <type> <size>\n<data>\n`, or `<name> missing\n`. */
+const parseObject: Parser<RawObject | null> = (buf) => {
+  const nl = buf.indexOf(10);
+  if (nl < 0) return null;
+  const header = buf.toString('latin1', 0, nl);
+  if (/ (missing|ambiguous)$/.test(header)) return { used: nl + 1, value: null };
+  const [oid, type, size] = header.split(' ');
+  const length = Number(size);
+  if (buf.length < nl + 1 + length + 1) return null;
+  return { used: nl + 1 + length + 1, value: { oid: oid!, type: type!, data: Buffer.from(buf.subarray(nl + 1, nl + 1 + length)) } };
+};
+
+const parseLine: Parser<string> = (buf) => {
+  const nl = buf.indexOf(10);
+  return nl < 0 ? null : { used: nl + 1, value: buf.toString('utf8', 0, nl) };
+};
+
+export interface TreeEntry {
+  mode: string; // six digits, as isomorphic-git reports them ('040000' for a tree)
+  path: string;
+  oid: string;
+  type: 'blob' | 'tree' | 'commit';
+}
+
+export function parseTree(data: Buffer): TreeEntry[] {
+  const out: TreeEntry[] = [];
+  let pos = 0;
+  while (pos < data.length) {
+    const space = data.indexOf(32, pos);
+    const nul = data.indexOf(0, space);
+    const mode = data.toString('latin1', pos, space).padStart(6, '0');
+    const name = data.toString('utf8', space + 1, nul);
+    const oid = data.toString('hex', nul + 1, nul + 21);
+    out.push({ mode, path: name, oid, type: mode === '040000' ? 'tree' : mode === '160000' ? 'commit' : 'blob' });
+    pos = nul + 21;
+  }
+  return out;
+}
+
+/** A tree object's bytes, entries in git's order (a tree sorts as if its name ended in '/'). */
+export function formatTree(entries: readonly TreeEntry[]): Buffer {
+  const key = (e: TreeEntry) => Buffer.from(e.type === 'tree' ? `${e.path}/` : e.path, 'utf8');
+  const sorted = [...entries].sort((a, b) => Buffer.compare(key(a), key(b)));
+  return Buffer.concat(
+    sorted.flatMap((e) => [Buffer.from(`${e.mode.replace(/^0+/, '')} ${e.path}\0`, 'utf8'), Buffer.from(e.oid, 'hex')]),
+  );
+}
+
+/** As isomorphic-git writes a commit message: no CR, no leading newlines, exactly one trailing newline. */
+function normalizeMessage(message: string): string {
+  return `${message.replace(/\r/g, '').replace(/^\n+/, '').replace(/\n+$/, '')}\n`;
+}
+
+/** `+0200` for a person isomorphic-git-style (timezoneOffset: minutes behind UTC, UTC+2 is -120). */
+function formatPerson(p: Person): string {
+  const minutes = Math.abs(p.timezoneOffset);
+  const sign = p.timezoneOffset > 0 || Object.is(p.timezoneOffset, -0) ? '-' : '+';
+  const zone = `${sign}${String(Math.floor(minutes / 60)).padStart(2, '0')}${String(minutes % 60).padStart(2, '0')}`;
+  return `${p.name} <${p.email}> ${p.timestamp} ${zone}`;
+}
+
+export function formatCommit(c: { tree: string; parents: readonly string[]; author: Person; committer: Person; message: string }): Buffer {
+  const headers = [`tree ${c.tree}`, ...c.parents.map((p) => `parent ${p}`), `author ${formatPerson(c.author)}`, `committer ${formatPerson(c.committer)}`];
+  return Buffer.from(`${headers.join('\n')}\n\n${normalizeMessage(c.message)}`, 'utf8');
+}
+
+export function objectId(type: string, data: Buffer): string {
+  return createHash('sha1').update(`${type} ${data.length}\0`).update(data).digest('hex');
+}
+
+function parseCommit(oid: string, data: Buffer): CommitInfo {
+  const text = data.toString('utf8');
+  const split = text.indexOf('\n\n');
+  const head = split < 0 ? text : text.slice(0, split);
+  const message = split < 0 ? '' : text.slice(split + 2);
+  let tree = '';
+  const parents: string[] = [];
+  for (const line of head.split('\n')) {
+    if (line.startsWith('tree ')) tree = line.slice(5);
+    else if (line.startsWith('parent ')) parents.push(line.slice(7));
+  }
+  return { oid, tree, parents, message };
+}
+
+/** Runs one git command to completion. */
+function runOnce(
+  args: readonly string[],
+  cwd: string,
+  opts: { input?: string | Buffer; env?: Record<string, string> } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', args, { cwd, env: gitEnv(opts.env), stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.stdin.on('error', () => {});
+    child.on('error', (e) => reject(noGit(e)));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(opts.input ?? '');
+  });
+}
+
+const TREE_CACHE_LIMIT = 4096;
+
+export class NativeGitRepo implements GitRepo {
+  readonly backend = 'native' as const;
+  private catFile: GitPipe | null = null;
+  private readonly writers = new Map<string, GitPipe>();
+  private readonly trees = new Map<string, TreeEntry[]>();
+  private indexHeld = false;
+  private tmpCounter = 0;
+
+  constructor(readonly dir: string, readonly gitdir: string) {}
+
+  private get base(): string[] {
+    return ['--git-dir', this.gitdir];
+  }
+
+  private async run(args: readonly string[], opts: { input?: string | Buffer; env?: Record<string, string>; ok?: number[] } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    const full = [...this.base, ...args];
+    const r = await runOnce(full, this.dir, opts);
+    if (r.code !== 0 && !(opts.ok ?? []).includes(r.code ?? -1)) throw gitFailed(args, r.code, r.stderr);
+    return r;
+  }
+
+  private readObject(name: string): Promise<RawObject | null> {
+    this.catFile ??= new GitPipe([...this.base, 'cat-file', '--batch'], this.dir);
+    return this.catFile.request(name, parseObject);
+  }
+
+  private async readTyped(oid: string, type: string): Promise<Buffer> {
+    const obj = await this.readObject(oid);
+    if (!obj) throw new TuneError('object-missing', `git object ${oid} is missing from the repository`, { exitCode: EXIT.unexpected, hint: 'git fsck' });
+    if (obj.type !== type) throw new TuneError('object-type', `git object ${oid} is a ${obj.type}, not a ${type}`, { exitCode: EXIT.unexpected });
+    return obj.data;
+  }
+
+  resolveRef(ref: string): Promise<string | null> {
+    return readRefValue(this.gitdir, ref);
+  }
+
+  async headRef(): Promise<string | null> {
+    const text = (await fs.readFile(path.join(this.gitdir, 'HEAD'), 'utf8')).trim();
+    return text.startsWith('ref: ') ? text.slice(5).trim() : null;
+  }
+
+  async setHeadRef(ref: string): Promise<void> {
+    await this.run(['symbolic-ref', 'HEAD', ref]);
+  }
+
+  async listRefs(prefix: string): Promise<RefEntry[]> {
+    const trimmed = prefix.replace(/\/$/, '');
+    const { stdout } = await this.run(['for-each-ref', '--format=%(objectname) %(refname)', `${trimmed}/`]);
+    const out: RefEntry[] = [];
+    for (const line of stdout.split('\n')) {
+      const space = line.indexOf(' ');
+      if (space > 0) out.push({ oid: line.slice(0, space), ref: line.slice(space + 1) });
+    }
+    return out.sort((a, b) => (a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0));
+  }
+
+  async readCommit(oid: string): Promise<CommitInfo> {
+    return parseCommit(oid, await this.readTyped(oid, 'commit'));
+  }
+
+  async *firstParentLog(tip: string): AsyncIterable<LogEntry> {
+    // rev-list is plumbing: no pager, colour or signature display from the user's config.
+    const args = [...this.base, 'rev-list', '--first-parent', '--format=%P%x00%B%x00', tip, '--'];
+    const child = spawn('git', args, { cwd: this.dir, env: gitEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-4000)));
+    const closed = new Promise<number | null>((resolve, reject) => {
+      child.on('error', (e) => reject(noGit(e)));
+      child.on('close', (code) => resolve(code));
+    });
+    closed.catch(() => {});
+    let buf: Buffer = Buffer.alloc(0);
+    let done = false;
+    try {
+      for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
+        buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk]);
+        let pos = 0;
+        // One record: "commit <oid>\n<parents>\0<message>\0\n"; a message holds no NUL.
+        for (;;) {
+          const nl = buf.indexOf(10, pos);
+          if (nl < 0) break;
+          const z1 = buf.indexOf(0, nl + 1);
+          if (z1 < 0) break;
+          const z2 = buf.indexOf(0, z1 + 1);
+          if (z2 < 0 || z2 + 1 >= buf.length) break;
+          const oid = buf.toString('latin1', pos + 'commit '.length, nl);
+          const parents = buf.toString('latin1', nl + 1, z1).split(' ').filter(Boolean);
+          const message = buf.toString('utf8', z1 + 1, z2);
+          pos = z2 + 2;
+          yield { oid, parents, message };
+        }
+        buf = buf.subarray(pos);
+      }
+      done = true;
+      const code = await closed;
+      if (code !== 0) throw gitFailed(args.slice(2), code, stderr);
+    } finally {
+      if (!done) child.kill();
+    }
+  }
+
+  private async readTree(oid: string): Promise<TreeEntry[]> {
+    const cached = this.trees.get(oid);
+    if (cached) return cached;
+    const entries = parseTree(await this.readTyped(oid, 'tree'));
+    if (this.trees.size >= TREE_CACHE_LIMIT) this.trees.clear();
+    this.trees.set(oid, entries);
+    return entries;
+  }
+
+  async treeOidAt(commitOid: string, filepath: string): Promise<string | null> {
+    const { tree } = await this.readCommit(commitOid);
+    let oid = tree;
+    for (const part of filepath.split('/').filter(Boolean)) {
+      const entry = (await this.readTree(oid)).find((e) => e.path === part);
+      if (!entry) return null;
+      oid = entry.oid;
+    }
+    return oid;
+  }
+
+  async readBlobAt(commitOid: string, filepath: string): Promise<Uint8Array | null> {
+    const obj = await this.readObject(`${commitOid}:${filepath}`);
+    if (!obj) return null;
+    if (obj.type !== 'blob') {
+      throw new TuneError('object-type', `${filepath} is a ${obj.type} in ${commitOid.slice(0, 7)}, not a file`, { exitCode: EXIT.unexpected });
+    }
+    return obj.data;
+  }
+
+  async listFiles(commitOid: string, dir: string): Promise<TreeFile[]> {
+    const root = await this.treeOidAt(commitOid, dir);
+    if (!root) return [];
+    const out: TreeFile[] = [];
+    const walk = async (oid: string, prefix: string) => {
+      for (const e of await this.readTree(oid)) {
+        const p = prefix ? `${prefix}/${e.path}` : e.path;
+        if (e.type === 'tree') await walk(e.oid, p);
+        else if (e.type === 'blob') out.push({ path: p, oid: e.oid, mode: e.mode });
+      }
+    };
+    await walk(root, dir.replace(/\/$/, ''));
+    return out;
+  }
+
+  async changedPaths(commitOid: string): Promise<string[]> {
+    const commit = await this.readCommit(commitOid);
+    const parentTree = commit.parents[0] ? (await this.readCommit(commit.parents[0])).tree : null;
+    const out: string[] = [];
+    const diff = async (a: string | null, b: string | null, prefix: string) => {
+      if (a === b) return;
+      const left = new Map((a ? await this.readTree(a) : []).map((e) => [e.path, e]));
+      const right = new Map((b ? await this.readTree(b) : []).map((e) => [e.path, e]));
+      for (const name of new Set([...left.keys(), ...right.keys()])) {
+        const l = left.get(name);
+        const r = right.get(name);
+        if (l?.oid === r?.oid && l?.mode === r?.mode) continue;
+        const p = prefix ? `${prefix}/${name}` : name;
+        const lt = l?.type === 'tree' ? l.oid : null;
+        const rt = r?.type === 'tree' ? r.oid : null;
+        if (lt || rt) await diff(lt, rt, p);
+        if ((l && l.type !== 'tree') || (r && r.type !== 'tree')) out.push(p);
+      }
+    };
+    await diff(parentTree, commit.tree, '');
+    return out.sort();
+  }
+
+  /**
+   * Writes one object through a long-lived `git hash-object -w --stdin-paths`
+   * of its type: git hashes the bytes, checks a tree's or commit's format, and
+   * writes the loose object. The id computed here must agree.
+   */
+  private async writeObject(type: 'blob' | 'tree' | 'commit', data: Buffer, tmpdir: string): Promise<string> {
+    const expected = objectId(type, data);
+    let writer = this.writers.get(type);
+    if (!writer) {
+      writer = new GitPipe([...this.base, 'hash-object', '-w', '--no-filters', '-t', type, '--stdin-paths'], this.dir);
+      this.writers.set(type, writer);
+    }
+    const file = path.join(tmpdir, `${type}-${++this.tmpCounter}`);
+    await fs.writeFile(file, data);
+    try {
+      const oid = await writer.request(file, parseLine);
+      if (oid !== expected) throw new TuneError('object-id', `git wrote ${type} ${oid}, expected ${expected}`, { exitCode: EXIT.unexpected });
+      return oid;
+    } finally {
+      await fs.rm(file, { force: true });
+    }
+  }
+
+  private async buildTree(base: string | null, changes: Map<string, FileChange>, blobs: Map<string, string>, tmpdir: string, prefix: string): Promise<string | null> {
+    const entries = new Map((base ? await this.readTree(base) : []).map((e) => [e.path, e]));
+    const sub = new Map<string, Map<string, FileChange>>();
+    for (const [p, change] of changes) {
+      const slash = p.indexOf('/');
+      if (slash < 0) {
+        if (change === null) entries.delete(p);
+        else entries.set(p, { mode: change.mode ?? '100644', path: p, oid: blobs.get(prefix + p)!, type: 'blob' });
+      } else {
+        const head = p.slice(0, slash);
+        const map = sub.get(head) ?? new Map<string, FileChange>();
+        map.set(p.slice(slash + 1), change);
+        sub.set(head, map);
+      }
+    }
+    for (const [name, map] of sub) {
+      const existing = entries.get(name);
+      const oid = await this.buildTree(existing?.type === 'tree' ? existing.oid : null, map, blobs, tmpdir, `${prefix}${name}/`);
+      if (oid === null) entries.delete(name);
+      else entries.set(name, { mode: '040000', path: name, oid, type: 'tree' });
+    }
+    if (entries.size === 0) return null;
+    const list = [...entries.values()];
+    const oid = await this.writeObject('tree', formatTree(list), tmpdir);
+    this.trees.set(oid, list);
+    return oid;
+  }
+
+  async writeCommit(commit: NewCommit): Promise<string> {
+    const tmpdir = path.join(this.gitdir, 'tune', 'tmp', `${process.pid}-${randomBytes(4).toString('hex')}`);
+    await fs.mkdir(tmpdir, { recursive: true });
+    try {
+      const parentTree = commit.parent ? (await this.readCommit(commit.parent)).tree : null;
+      // Blobs first and all at once: the writer answers in order, without a round trip per file.
+      const blobs = new Map<string, string>();
+      await Promise.all(
+        [...commit.changes].map(async ([p, change]) => {
+          if (change === null) return;
+          const data = typeof change.content === 'string' ? Buffer.from(change.content, 'utf8') : Buffer.from(change.content);
+          blobs.set(p, await this.writeObject('blob', data, tmpdir));
+        }),
+      );
+      const tree = (await this.buildTree(parentTree, new Map(commit.changes), blobs, tmpdir, '')) ?? (await this.writeObject('tree', Buffer.alloc(0), tmpdir));
+      const raw = formatCommit({
+        tree, parents: commit.parent ? [commit.parent] : [], author: commit.author, committer: commit.committer, message: commit.message,
+      });
+      return await this.writeObject('commit', raw, tmpdir);
+    } finally {
+      await fs.rm(tmpdir, { recursive: true, force: true });
+    }
+  }
+
+  /**
+   * `git update-ref <ref> <new> <old>`: git's own lock and check. When it
+   * refuses, the ref is read again to say why, in the words the lock-file
+   * implementation uses (ref-moved, ref-locked, ref-conflict).
+   */
+  async compareAndSwapRef(ref: string, oid: string, expected: string | null): Promise<void> {
+    if (expected === null) await this.assertNothingInTheWay(ref);
+    const r = await this.run(['update-ref', '-m', 'git tune', ref, oid, expected ?? ZERO_OID], { ok: [1, 128] });
+    if (r.code !== 0) await this.explainRefFailure(ref, expected, r.stderr, ['update-ref', ref]);
+  }
+
+  async deleteRef(ref: string, expected: string): Promise<void> {
+    const r = await this.run(['update-ref', '-m', 'git tune', '-d', ref, expected], { ok: [1, 128] });
+    if (r.code !== 0) await this.explainRefFailure(ref, expected, r.stderr, ['update-ref', '-d', ref]);
+  }
+
+  private async explainRefFailure(ref: string, expected: string | null, stderr: string, args: string[]): Promise<never> {
+    const current = await readRefValue(this.gitdir, ref);
+    if (current !== expected) {
+      throw conflictError(
+        'ref-moved',
+        `${ref} moved while this command ran (expected ${expected?.slice(0, 7) ?? 'no ref'}, found ${current?.slice(0, 7) ?? 'no ref'})`,
+        'another command wrote a step first; run `git tune next` and try again',
+      );
+    }
+    const lockPath = path.join(this.gitdir, `${ref}.lock`);
+    if (/\.lock'?: File exists|Unable to create .*\.lock/.test(stderr) || (await fs.access(lockPath).then(() => true, () => false))) {
+      throw new TuneError('ref-locked', `${ref} is locked by another git process (${lockPath} exists)`, {
+        exitCode: EXIT.conflict,
+        hint: `wait for the other command to finish; if none is running, remove the stale lock: rm '${lockPath}'`,
+      });
+    }
+    throw gitFailed(args, 1, stderr);
+  }
+
+  /**
+   * Git stores refs as paths, so `refs/heads/tune/x` cannot exist beside a
+   * branch `refs/heads/tune`, nor beside `refs/heads/tune/x/y`. update-ref would
+   * refuse too; this names the ref in the way and the fix first.
+   */
+  private async assertNothingInTheWay(ref: string): Promise<void> {
+    const parts = ref.split('/');
+    let blocker: string | null = null;
+    for (let i = 2; i < parts.length && !blocker; i++) {
+      const prefix = parts.slice(0, i).join('/');
+      if (await readRefValue(this.gitdir, prefix)) blocker = prefix;
+    }
+    if (!blocker) {
+      const { stdout } = await this.run(['for-each-ref', '--count=1', '--format=%(refname)', `${ref}/`]);
+      if (stdout.trim()) blocker = stdout.trim();
+    }
+    if (!blocker) return;
+    const branch = /^refs\/heads\/(.+)$/.exec(blocker)?.[1];
+    throw new TuneError('ref-conflict', `cannot create ${ref}: ${blocker} exists, and git cannot hold both`, {
+      exitCode: EXIT.usage,
+      hint: branch ? `git branch -m ${branch} ${branch}-branch   # rename the branch in the way` : `git update-ref -d ${blocker}   # only if you do not need it`,
+    });
+  }
+
+  async withIndexLock<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.indexHeld) return fn();
+    return withIndexLock(this.gitdir, async () => {
+      this.indexHeld = true;
+      try {
+        await assertIndexSupported(this.gitdir);
+        return await fn();
+      } finally {
+        this.indexHeld = false;
+      }
+    });
+  }
+
+  async checkoutPaths(commitOid: string, paths: readonly string[]): Promise<void> {
+    if (paths.length === 0) return;
+    const files = new Map<string, TreeEntry | null>();
+    for (const p of paths) files.set(p, null);
+    const { tree } = await this.readCommit(commitOid);
+    for (const d of new Set(paths.map((p) => path.posix.dirname(p)))) {
+      const oid = d === '.' ? tree : await this.treeOidAt(commitOid, d);
+      if (!oid) continue;
+      for (const e of await this.readTree(oid)) {
+        const p = d === '.' ? e.path : `${d}/${e.path}`;
+        if (e.type === 'blob' && files.has(p)) files.set(p, e);
+      }
+    }
+    await this.withIndexLock(async () => {
+      for (const [filepath, entry] of files) {
+        const full = path.join(this.dir, filepath);
+        if (entry) {
+          await writeFileAtomic(full, await this.readTyped(entry.oid, 'blob'), entry.mode === '100755' ? 0o755 : 0o644);
+        } else {
+          await fs.rm(full, { force: true });
+          await removeEmptyDirs(this.dir, path.dirname(full));
+        }
+      }
+      await this.updateIndex([...files.keys()]);
+    });
+  }
+
+  /**
+   * `git update-index --add --remove` while this process holds index.lock
+   * (as a step does from its checks to its checkout): git cannot take the
+   * lock we hold, so it updates a copy, which replaces the index with a rename,
+   * as git's own lock commit does.
+   */
+  private async updateIndex(paths: readonly string[]): Promise<void> {
+    const index = path.join(this.gitdir, 'index');
+    const copy = path.join(this.gitdir, `tune-index-${process.pid}-${randomBytes(4).toString('hex')}`);
+    try {
+      await fs.copyFile(index, copy).catch((err: NodeJS.ErrnoException) => {
+        if (err.code !== 'ENOENT') throw err;
+      });
+      await this.run(['--work-tree', this.dir, 'update-index', '--add', '--remove', '-z', '--stdin'], {
+        input: paths.map((p) => `${p}\0`).join(''),
+        env: { GIT_INDEX_FILE: copy },
+      });
+      await fs.rename(copy, index);
+    } finally {
+      await fs.rm(copy, { force: true });
+    }
+  }
+
+  async readConfig(key: string): Promise<string | null> {
+    const r = await this.run(['config', '--file', path.join(this.gitdir, 'config'), '--get', key], { ok: [1] });
+    return r.code === 0 ? r.stdout.replace(/\n$/, '') : null;
+  }
+
+  async isShallow(): Promise<boolean> {
+    return fs.access(path.join(this.gitdir, 'shallow')).then(
+      () => true,
+      () => false,
+    );
+  }
+}
