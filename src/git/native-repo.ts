@@ -168,7 +168,11 @@ export function formatTree(entries: readonly TreeEntry[]): Buffer {
   );
 }
 
-/** As isomorphic-git writes a commit message: no CR, no leading newlines, exactly one trailing newline. */
+/**
+ * A commit message as isomorphic-git writes and reads it: no CR, no leading
+ * newlines, exactly one trailing newline. Both backends hand the fold the
+ * same text, whoever wrote the commit.
+ */
 function normalizeMessage(message: string): string {
   return `${message.replace(/\r/g, '').replace(/^\n+/, '').replace(/\n+$/, '')}\n`;
 }
@@ -194,7 +198,7 @@ function parseCommit(oid: string, data: Buffer): CommitInfo {
   const text = data.toString('utf8');
   const split = text.indexOf('\n\n');
   const head = split < 0 ? text : text.slice(0, split);
-  const message = split < 0 ? '' : text.slice(split + 2);
+  const message = normalizeMessage(split < 0 ? '' : text.slice(split + 2));
   let tree = '';
   const parents: string[] = [];
   for (const line of head.split('\n')) {
@@ -313,7 +317,7 @@ export class NativeGitRepo implements GitRepo {
           if (z2 < 0 || z2 + 1 >= buf.length) break;
           const oid = buf.toString('latin1', pos + 'commit '.length, nl);
           const parents = buf.toString('latin1', nl + 1, z1).split(' ').filter(Boolean);
-          const message = buf.toString('utf8', z1 + 1, z2);
+          const message = normalizeMessage(buf.toString('utf8', z1 + 1, z2));
           pos = z2 + 2;
           yield { oid, parents, message };
         }

@@ -1,0 +1,296 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TempRepo } from '../helpers/repo.js';
+// The built product, as the CLI runs it (tests run after `npm run build`).
+import { IsoGitRepo } from '../../dist/git/iso.js';
+import { NativeGitRepo } from '../../dist/git/native-repo.js';
+import { chooseBackend } from '../../dist/git/open.js';
+
+/**
+ * One contract for both GitRepo implementations: isomorphic-git in-process,
+ * and the native git binary. Each is checked against what native git itself
+ * says (rev-parse, ls-tree, diff-tree, log, fsck), and against the other:
+ * what one writes the other reads, and the same step gives the same commit id.
+ */
+type Repo = InstanceType<typeof IsoGitRepo> | InstanceType<typeof NativeGitRepo>;
+const BACKENDS = [
+  ['iso', (dir: string) => new IsoGitRepo(dir, `${dir}/.git`)],
+  ['native', (dir: string) => new NativeGitRepo(dir, `${dir}/.git`)],
+] as const;
+const open = (name: 'iso' | 'native', dir: string): Repo => BACKENDS.find(([n]) => n === name)![1](dir);
+
+const at = (timestamp: number, timezoneOffset = 0) => ({ name: 'Tune Tester', email: 'tester@example.com', timestamp, timezoneOffset });
+const person = at(1767225600);
+
+async function collect<T>(it: AsyncIterable<T>, limit = Infinity): Promise<T[]> {
+  const out: T[] = [];
+  for await (const x of it) {
+    out.push(x);
+    if (out.length >= limit) break;
+  }
+  return out;
+}
+
+/**
+ * A project history made by native git: nested files, an executable, a
+ * merge (its second parent must not be walked), a hand commit whose message
+ * ends in blank lines and holds non-ASCII text.
+ */
+function nativeHistory(): TempRepo {
+  const repo = TempRepo.create({ 'agents/prompt.md': 'Answer politely.\n', 'docs/a/b/deep.txt': 'deep\n', 'run.sh': '#!/bin/sh\n' });
+  repo.git('update-index', '--chmod=+x', 'run.sh');
+  repo.git('commit', '-q', '-m', 'exec bit');
+  repo.git('switch', '-q', '-c', 'side');
+  repo.write({ 'side.txt': 'side\n' });
+  repo.git('add', '-A');
+  repo.git('commit', '-q', '-m', 'side work');
+  repo.git('switch', '-q', 'main');
+  repo.write({ 'agents/prompt.md': 'Answer politely and briefly.\n', 'docs/a/new.txt': 'new\n' });
+  repo.git('rm', '-q', 'docs/a/b/deep.txt');
+  repo.git('add', '-A');
+  repo.git('commit', '-q', '-m', 'edit prose, move docs');
+  repo.git('merge', '-q', '--no-ff', '-m', 'merge side', 'side');
+  writeFileSync(repo.path('.git', 'MSG'), 'Grüße: a hand commit\n\nbody ✓\n\nTune-Note: x\n\n\n');
+  repo.git('commit', '-q', '--allow-empty', '--cleanup=verbatim', '-F', '.git/MSG');
+  return repo;
+}
+
+describe.each(BACKENDS)('GitRepo contract: %s', (name, make) => {
+  let repo: TempRepo;
+  let git: Repo;
+
+  beforeAll(() => {
+    repo = nativeHistory();
+    git = make(repo.dir);
+  });
+  afterAll(() => repo.cleanup());
+
+  it('names its backend', () => {
+    expect(git.backend).toBe(name);
+  });
+
+  it('reads refs and HEAD, loose and packed, as native git does', async () => {
+    const main = repo.git('rev-parse', 'main').trim();
+    expect(await git.resolveRef('refs/heads/main')).toBe(main);
+    expect(await git.resolveRef('refs/heads/nope')).toBeNull();
+    expect(await git.headRef()).toBe('refs/heads/main');
+    repo.git('tag', 'tune/x/batch01-nomem-run1', 'main~1');
+    repo.git('tag', '-a', '-m', 'annotated', 'tune/x/final-check', 'main');
+    const listed = await git.listRefs('refs/tags/tune/x');
+    const expected = repo.git('for-each-ref', '--format=%(refname) %(objectname)', 'refs/tags/tune/x/').trim().split('\n')
+      .map((l) => ({ ref: l.split(' ')[0], oid: l.split(' ')[1] }));
+    expect(listed).toEqual(expected);
+    repo.git('pack-refs', '--all');
+    expect(await git.resolveRef('refs/heads/main')).toBe(main);
+    expect(await git.listRefs('refs/tags/tune/x/')).toEqual(expected);
+    expect(await git.listRefs('refs/tags/tune/none')).toEqual([]);
+  });
+
+  it('reads a commit as isomorphic-git normalizes its message, and walks the first-parent line only', async () => {
+    const tip = repo.git('rev-parse', 'main').trim();
+    const commit = await git.readCommit(tip);
+    // No CR, no leading blank lines, one final newline: the fold gets the same text from both backends.
+    expect(repo.git('cat-file', 'commit', tip)).toMatch(/\n\nGrüße: a hand commit\n\nbody ✓\n\nTune-Note: x\n\n\n$/);
+    expect(commit.message).toBe('Grüße: a hand commit\n\nbody ✓\n\nTune-Note: x\n');
+    expect(commit.tree).toBe(repo.git('rev-parse', 'main^{tree}').trim());
+    expect(commit.parents).toEqual([repo.git('rev-parse', 'main~1').trim()]);
+    const log = await collect(git.firstParentLog(tip));
+    expect(log.map((c) => c.oid)).toEqual(repo.git('rev-list', '--first-parent', 'main').trim().split('\n'));
+    expect(log.map((c) => c.message)).toEqual(
+      repo.git('log', '--first-parent', '--format=%B%x00', 'main').split('\0\n').slice(0, -1).map((m) => `${m.replace(/\n+$/, '')}\n`),
+    );
+    const merge = log[1]!;
+    expect(merge.parents).toHaveLength(2);
+    expect(log.map((c) => c.message)).not.toContain('side work\n');
+    // Stopping early reads no further, and the walk can be taken again.
+    expect((await collect(git.firstParentLog(tip), 2)).map((c) => c.oid)).toEqual(log.slice(0, 2).map((c) => c.oid));
+    expect(await collect(git.firstParentLog(log[3]!.oid))).toHaveLength(log.length - 3);
+  });
+
+  it('reads blobs, trees and changed paths as ls-tree, rev-parse and diff-tree say', async () => {
+    const tip = repo.git('rev-parse', 'main').trim();
+    const edit = repo.git('rev-parse', 'main~2').trim();
+    expect(Buffer.from((await git.readBlobAt(tip, 'agents/prompt.md'))!).toString()).toBe('Answer politely and briefly.\n');
+    expect(await git.readBlobAt(tip, 'docs/a/b/deep.txt')).toBeNull();
+    expect(await git.readBlobAt(tip, 'no/such/file')).toBeNull();
+    expect(await git.readBlobAt('0'.repeat(40), 'agents/prompt.md')).toBeNull();
+    expect(await git.treeOidAt(tip, 'docs/a')).toBe(repo.git('rev-parse', 'main:docs/a').trim());
+    expect(await git.treeOidAt(tip, '')).toBe(repo.git('rev-parse', 'main^{tree}').trim());
+    expect(await git.treeOidAt(tip, 'docs/zz')).toBeNull();
+    const files = await git.listFiles(tip, '');
+    const lsTree = repo.git('ls-tree', '-r', 'main').trim().split('\n').map((l) => {
+      const [meta, p] = l.split('\t');
+      const [mode, , oid] = meta!.split(' ');
+      return { path: p, oid, mode };
+    });
+    expect(files).toEqual(lsTree);
+    expect(await git.listFiles(tip, 'docs')).toEqual(lsTree.filter((f) => f.path!.startsWith('docs/')));
+    expect(await git.listFiles(tip, 'nothing-here')).toEqual([]);
+    expect(await git.changedPaths(edit)).toEqual(repo.git('diff-tree', '-r', '--name-only', '--no-commit-id', edit).trim().split('\n').sort());
+    const execBit = repo.git('rev-parse', 'main~3').trim();
+    expect(await git.changedPaths(execBit)).toEqual(['run.sh']);
+    const root = repo.git('rev-list', '--max-parents=0', 'main').trim();
+    expect(await git.changedPaths(root)).toEqual(['agents/prompt.md', 'docs/a/b/deep.txt', 'run.sh']);
+    expect(await git.readConfig('core.bare')).toBe('false');
+    expect(await git.readConfig('user.nothing')).toBeNull();
+    expect(await git.isShallow()).toBe(false);
+  });
+});
+
+describe('GitRepo contract: both backends write what the other and native git read', () => {
+  let repo: TempRepo;
+  let base: string;
+  const changes = new Map<string, { content: string | Uint8Array; mode?: '100644' | '100755' } | null>([
+    ['.tune/x/runs/batch01-nomem-run1/results.json', { content: '[]\n' }],
+    ['.tune/x/runs/batch01-nomem-run1/grüße.md', { content: 'ünïcode name\n' }],
+    ['.tune/x/bin/tool', { content: new Uint8Array([0, 1, 2, 255]), mode: '100755' }],
+    ['.tune/x-y/z.txt', { content: 'sorts before x/ the way git sorts trees\n' }],
+    ['agents/prompt.md', { content: 'Answer politely, in one line.\n' }],
+    ['docs/a/b/deep.txt', null],
+  ]);
+  const commit = (parent: string | null, message: string, tz = 0) => ({
+    parent, changes, message, author: at(1767225600, tz), committer: at(1767229200, -120),
+  });
+
+  beforeAll(() => {
+    repo = TempRepo.create({ 'agents/prompt.md': 'Answer politely.\n', 'docs/a/b/deep.txt': 'deep\n', 'docs/keep.txt': 'keep\n' });
+    base = repo.git('rev-parse', 'HEAD').trim();
+  });
+  afterAll(() => repo.cleanup());
+
+  it('gives the same commit id on both backends, and the id native commit-tree gives for that tree and message', async () => {
+    const message = 'tune(x): run batch01-nomem-run1\n\nTune-Tuning: x\nTune-Step: note\n';
+    const iso = await open('iso', repo.dir).writeCommit(commit(base, message, 300));
+    const native = await open('native', repo.dir).writeCommit(commit(base, message, 300));
+    expect(native).toBe(iso);
+    const tree = repo.git('rev-parse', `${iso}^{tree}`).trim();
+    const viaGit = execFileSync('git', ['commit-tree', tree, '-p', base, '-m', message.replace(/\n$/, '')], {
+      cwd: repo.dir,
+      env: {
+        ...process.env, ...repo.env,
+        GIT_AUTHOR_DATE: '@1767225600 -0500', GIT_COMMITTER_DATE: '@1767229200 +0200',
+      },
+      encoding: 'utf8',
+    }).trim();
+    expect(viaGit).toBe(iso);
+    expect(repo.git('-c', 'core.quotepath=off', 'ls-tree', '-r', '--name-only', iso).trim().split('\n')).toEqual([
+      '.tune/x-y/z.txt', '.tune/x/bin/tool', '.tune/x/runs/batch01-nomem-run1/grüße.md', '.tune/x/runs/batch01-nomem-run1/results.json',
+      'agents/prompt.md', 'docs/keep.txt',
+    ]);
+    expect(repo.git('ls-tree', iso, '.tune/x/bin/tool').split(' ')[0]).toBe('100755');
+    expect(repo.fsck()).toBe('');
+  });
+
+  it.each([['iso', 'native'], ['native', 'iso']] as const)('what %s writes, %s reads: commits, files, history, changed paths', async (writer, reader) => {
+    const w = open(writer, repo.dir);
+    const first = await w.writeCommit(commit(base, `first by ${writer}\n`));
+    const second = await w.writeCommit({
+      parent: first, changes: new Map([['docs/keep.txt', null], ['notes/n.txt', { content: `by ${writer}\n` }]]),
+      message: `second by ${writer}\n\nTune-Tuning: x\nTune-Step: note\n`, author: person, committer: person,
+    });
+    const empty = await w.writeCommit({ parent: null, changes: new Map(), message: 'empty root', author: person, committer: person });
+    const r = open(reader, repo.dir);
+    expect((await r.readCommit(second)).parents).toEqual([first]);
+    expect((await r.readCommit(empty)).message).toBe('empty root\n');
+    expect((await r.readCommit(empty)).tree).toBe('4b825dc642cb6eb9a060e54bf8d69288fbee4904');
+    expect(Buffer.from((await r.readBlobAt(second, 'notes/n.txt'))!).toString()).toBe(`by ${writer}\n`);
+    expect(Buffer.from((await r.readBlobAt(second, '.tune/x/bin/tool'))!)).toEqual(Buffer.from([0, 1, 2, 255]));
+    expect(await r.readBlobAt(second, 'docs/keep.txt')).toBeNull();
+    expect(await r.changedPaths(second)).toEqual(['docs/keep.txt', 'notes/n.txt']);
+    expect((await collect(r.firstParentLog(second))).map((c) => c.message)).toEqual([
+      `second by ${writer}\n\nTune-Tuning: x\nTune-Step: note\n`, `first by ${writer}\n`, 'project\n',
+    ]);
+    expect(repo.fsck()).toBe('');
+  });
+});
+
+describe.each(BACKENDS)('GitRepo contract: %s moves refs by compare-and-swap and refreshes the working tree', (name, make) => {
+  let repo: TempRepo;
+  let git: Repo;
+  const ref = 'refs/heads/main';
+  const step = (parent: string, file: string, content = `${file}\n`) =>
+    git.writeCommit({ parent, changes: new Map([[file, { content }]]), message: `add ${file}\n`, author: person, committer: person });
+
+  beforeAll(() => {
+    repo = TempRepo.create({ 'agents/prompt.md': 'Answer politely.\n', 'docs/old/gone.txt': 'gone\n' });
+    git = make(repo.dir);
+  });
+  afterAll(() => repo.cleanup());
+
+  it('swaps, refuses a moved ref, a ref that appeared, a held lock, a ref in the way; deletes', async () => {
+    const tip = (await git.resolveRef(ref))!;
+    const ours = await step(tip, 'a.txt');
+    await git.compareAndSwapRef(ref, ours, tip);
+    expect(repo.git('rev-parse', 'main').trim()).toBe(ours);
+    await expect(git.compareAndSwapRef(ref, tip, tip)).rejects.toMatchObject({ code: 'ref-moved', exitCode: 4 });
+    expect(repo.git('rev-parse', 'main').trim()).toBe(ours);
+
+    repo.git('branch', 'tune/x', tip);
+    await expect(git.compareAndSwapRef('refs/heads/tune/x', ours, null)).rejects.toMatchObject({ code: 'ref-moved', exitCode: 4 });
+
+    const lock = repo.path('.git/refs/heads/tune/x.lock');
+    writeFileSync(lock, '');
+    await expect(git.compareAndSwapRef('refs/heads/tune/x', ours, tip)).rejects.toMatchObject({ code: 'ref-locked', exitCode: 4 });
+    expect(existsSync(lock)).toBe(true);
+    expect(repo.git('rev-parse', 'tune/x').trim()).toBe(tip);
+    execFileSync('rm', [lock]);
+    repo.git('branch', '-D', 'tune/x');
+
+    repo.git('branch', '-f', 'tune', tip);
+    await expect(git.compareAndSwapRef('refs/heads/tune/y', ours, null)).rejects.toMatchObject({ code: 'ref-conflict', exitCode: 2 });
+    repo.git('branch', '-D', 'tune');
+
+    await git.compareAndSwapRef(`refs/tags/tune/${name}/run1`, ours, null);
+    expect(repo.git('rev-parse', `tune/${name}/run1`).trim()).toBe(ours);
+    repo.git('pack-refs', '--all');
+    await git.deleteRef(`refs/tags/tune/${name}/run1`, ours);
+    expect(repo.git('tag', '-l', `tune/${name}/*`)).toBe('');
+    expect(readFileSync(repo.path('.git/packed-refs'), 'utf8')).not.toContain(`tune/${name}/run1`);
+    expect(repo.fsck()).toBe('');
+  });
+
+  it('checks out what a commit holds under index.lock: git status is clean, deleted files and empty folders go', async () => {
+    const tip = (await git.resolveRef(ref))!;
+    const next = await git.writeCommit({
+      parent: tip,
+      changes: new Map([
+        ['.tune/x/config.yaml', { content: 'limit: 3\n' }],
+        ['tools/run.sh', { content: '#!/bin/sh\n', mode: '100755' }],
+        ['docs/old/gone.txt', null],
+      ]),
+      message: 'step\n', author: person, committer: person,
+    });
+    await git.withIndexLock(async () => {
+      expect(existsSync(repo.path('.git/index.lock'))).toBe(true);
+      await git.compareAndSwapRef(ref, next, tip);
+      // a.txt: unchanged by this step, moved in by the last test's swap without a checkout.
+      await git.checkoutPaths(next, ['.tune/x/config.yaml', 'tools/run.sh', 'docs/old/gone.txt', 'a.txt']);
+    });
+    expect(existsSync(repo.path('.git/index.lock'))).toBe(false);
+    expect(readFileSync(repo.path('.tune/x/config.yaml'), 'utf8')).toBe('limit: 3\n');
+    expect(existsSync(repo.path('docs/old'))).toBe(false);
+    expect(repo.git('status', '--porcelain')).toBe('');
+    expect(repo.git('diff-files', '--name-only')).toBe('');
+    expect(repo.git('ls-files', '-s', 'tools/run.sh').split(' ')[0]).toBe('100755');
+    expect(repo.fsck()).toBe('');
+  });
+
+  it('refuses an index it cannot keep the same on both backends (v4) before writing', async () => {
+    repo.git('update-index', '--index-version', '4');
+    await expect(git.withIndexLock(async () => 'ran')).rejects.toMatchObject({ code: 'index-unsupported' });
+    expect(existsSync(repo.path('.git/index.lock'))).toBe(false);
+    repo.git('update-index', '--index-version', '3');
+    expect(await git.withIndexLock(async () => 'ran')).toBe('ran');
+  });
+});
+
+describe('backend choice', () => {
+  it('follows GIT_TUNE_BACKEND, else native when git is on PATH, else iso', () => {
+    expect(chooseBackend({ GIT_TUNE_BACKEND: 'iso', PATH: process.env.PATH })).toBe('iso');
+    expect(chooseBackend({ GIT_TUNE_BACKEND: 'Native', PATH: '' })).toBe('native');
+    expect(chooseBackend({ PATH: process.env.PATH })).toBe('native');
+    expect(chooseBackend({ PATH: '/nonexistent' })).toBe('iso');
+    expect(() => chooseBackend({ GIT_TUNE_BACKEND: 'libgit2' })).toThrow(/iso or native/);
+  });
+});
