@@ -1,10 +1,14 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { tagRef } from '../core/names.js';
+import { secretsIn, secretsOf } from '../core/redact.js';
 import { formatStep, type Step } from '../core/steps.js';
 import { conflictError, usageError } from '../errors.js';
 import { resolveIdentity, type Env } from '../git/identity.js';
+import { withToolLock } from '../git/lock-owner.js';
 import type { FileChange, GitRepo } from '../git/types.js';
+import { crashPoint } from './crash.js';
+import { clearJournal, writeJournal } from './recover.js';
 import { assertCleanGitState } from './tuning.js';
 
 /**
@@ -53,6 +57,27 @@ async function sameAsCommitted(repo: GitRepo, parent: string | null, file: strin
   return Buffer.compare(Buffer.from(committed), onDisk) === 0;
 }
 
+/**
+ * Refuses a step whose files hold the value of a secret-named environment
+ * variable: secrets reach commands only through the environment, and none is
+ * ever written to the repository (SPEC 6). Runner and judge output is
+ * redacted before it gets here; this catches a secret pasted into findings,
+ * changes, prose or settings.
+ */
+export function assertNoSecrets(changes: Iterable<[string, FileChange]>, env: Env): void {
+  const secrets = secretsOf(env);
+  if (secrets.length === 0) return;
+  const found: string[] = [];
+  for (const [file, change] of changes) {
+    const names = change === null ? [] : secretsIn(change.content, secrets);
+    if (names.length > 0) found.push(`${file} holds the value of $${names.join(', $')}`);
+  }
+  if (found.length > 0) {
+    throw usageError('secret-in-step', `refusing to commit a secret: ${found.join('; ')}`,
+      'remove it from the file (secrets reach runners, judges and editors through the environment only), then run the command again', found);
+  }
+}
+
 /** Refuses to overwrite a user's uncommitted change to a file this step writes. */
 export async function assertNotDirty(target: CommitTarget, commit: StepCommit): Promise<void> {
   if (!target.onBranch) return;
@@ -80,6 +105,12 @@ export async function commitStep(target: CommitTarget, commit: StepCommit, ctx: 
  * all of them, or (on any failure) none.
  */
 export async function commitSteps(target: CommitTarget, commits: readonly StepCommit[], ctx: WriteContext): Promise<string[]> {
+  // One command at a time writes a tuning's steps (a dead holder's lock is taken over: src/git/lock-owner.ts).
+  const kind = commits[commits.length - 1]?.step.step ?? 'step';
+  return withToolLock(target.repo.gitdir, target.tuning, `git tune ${kind}`, () => commitStepsLocked(target, commits, ctx));
+}
+
+async function commitStepsLocked(target: CommitTarget, commits: readonly StepCommit[], ctx: WriteContext): Promise<string[]> {
   if (!target.onBranch) return writeSteps(target, commits, ctx);
   // On the checked-out branch, index.lock is held from the dirty check to the
   // checkout, as native `git commit` holds it around its ref update: of two
@@ -116,6 +147,7 @@ async function writeSteps(target: CommitTarget, commits: readonly StepCommit[], 
       }
     }
   }
+  assertNoSecrets(commits.flatMap((c) => [...c.changes]), ctx.env);
   const { author, committer } = await resolveIdentity(repo.gitdir, ctx.env, ctx.now);
   const oids: string[] = [];
   let parent = target.parent;
@@ -125,11 +157,26 @@ async function writeSteps(target: CommitTarget, commits: readonly StepCommit[], 
     oids.push(parent);
   }
   const tip = oids[oids.length - 1]!;
-  await repo.compareAndSwapRef(target.ref, tip, target.expected === undefined ? target.parent : target.expected);
-  for (const [i, commit] of commits.entries()) {
-    for (const run of commit.tags ?? []) await repo.compareAndSwapRef(tagRef(target.tuning, run), oids[i]!, null);
+  const kind = commits[commits.length - 1]!.step.step;
+  const tags = commits.flatMap((commit, i) => (commit.tags ?? []).map((run): [string, string] => [tagRef(target.tuning, run), oids[i]!]));
+  await crashPoint(`${kind}:after-objects`);
+  // Should this process die between the writes below, the next command finishes them (src/app/recover.ts).
+  await writeJournal(repo, {
+    tuning: target.tuning, ref: target.ref, base: target.parent, to: tip, tags,
+    paths: target.onBranch ? [...touched] : [], head: null, command: `git tune ${kind}`,
+  });
+  try {
+    await repo.compareAndSwapRef(target.ref, tip, target.expected === undefined ? target.parent : target.expected);
+  } catch (err) {
+    await clearJournal(repo, target.tuning);
+    throw err;
   }
+  await crashPoint(`${kind}:after-ref`);
+  for (const [ref, oid] of tags) await repo.compareAndSwapRef(ref, oid, null);
+  if (tags.length > 0) await crashPoint(`${kind}:after-tags`);
   if (target.onBranch) await repo.checkoutPaths(tip, [...touched]);
+  await clearJournal(repo, target.tuning);
+  await crashPoint(`${kind}:after-checkout`);
   return oids;
 }
 

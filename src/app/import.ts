@@ -13,10 +13,13 @@ import { selectCases } from '../core/select.js';
 import { formatStep, VERDICTS, type DifficultChange, type StepData, type Verdict } from '../core/steps.js';
 import { TuneError, usageError } from '../errors.js';
 import { resolveIdentity } from '../git/identity.js';
+import { withToolLock } from '../git/lock-owner.js';
 import type { FileChange, GitRepo } from '../git/types.js';
-import type { WriteContext } from './commit.js';
+import { assertNoSecrets, type WriteContext } from './commit.js';
+import { crashPoint } from './crash.js';
 import { CONFIG_FILE, parseConfig, renderConfig } from './config-file.js';
 import { DATASET_FILE, formatDatasetJsonl, readDatasetInput } from './dataset-file.js';
+import { clearJournal, writeJournal } from './recover.js';
 import { assertCleanGitState, SELECTION_FILE } from './tuning.js';
 
 /**
@@ -1275,6 +1278,10 @@ export interface ImportResult {
  * it with its files checked out, as `git tune init` does.
  */
 export async function applyImport(repo: GitRepo, plan: ImportPlan, ctx: WriteContext): Promise<ImportResult> {
+  return withToolLock(repo.gitdir, plan.tuning, 'git tune import', () => applyImportLocked(repo, plan, ctx));
+}
+
+async function applyImportLocked(repo: GitRepo, plan: ImportPlan, ctx: WriteContext): Promise<ImportResult> {
   const ref = branchRef(plan.tuning);
   if (await repo.resolveRef(ref)) {
     throw usageError('tuning-exists', `tuning ${plan.tuning} already exists (branch ${branchName(plan.tuning)})`,
@@ -1297,6 +1304,7 @@ export async function applyImport(repo: GitRepo, plan: ImportPlan, ctx: WriteCon
   // The commits are built first and the branch moves once, by compare-and-swap from
   // "absent" (as commitStep does for init): the tuning appears whole or not at all,
   // and a long history does not pay one locked, fsynced ref write per step.
+  assertNoSecrets(plan.steps.flatMap((step) => step.files.map(([p, content]): [string, FileChange] => [p, { content }])), ctx.env);
   const { author, committer } = await resolveIdentity(repo.gitdir, ctx.env, ctx.now);
   const commits: string[] = [];
   const paths = new Set<string>();
@@ -1311,7 +1319,14 @@ export async function applyImport(repo: GitRepo, plan: ImportPlan, ctx: WriteCon
     parent = oid;
   }
   const tip = commits[commits.length - 1]!;
+  await crashPoint('import:after-objects');
+  // Should this process die between the writes below, the next command finishes them (src/app/recover.ts).
+  await writeJournal(repo, {
+    tuning: plan.tuning, ref, base, to: tip, paths: [...paths], head: { was: headRef, at: base }, command: 'git tune import',
+    tags: plan.steps.flatMap((step, i) => step.tags.map((run): [string, string] => [tagRef(plan.tuning, run), commits[i]!])),
+  });
   await repo.compareAndSwapRef(ref, tip, null);
+  await crashPoint('import:after-ref');
   const tagged: Array<[string, string]> = [];
   try {
     for (const [i, step] of plan.steps.entries()) {
@@ -1323,9 +1338,13 @@ export async function applyImport(repo: GitRepo, plan: ImportPlan, ctx: WriteCon
   } catch (err) {
     for (const [t, oid] of tagged) await repo.deleteRef(t, oid).catch(() => undefined);
     await repo.deleteRef(ref, tip).catch(() => undefined);
+    await clearJournal(repo, plan.tuning);
     throw err;
   }
+  await crashPoint('import:after-tags');
   await repo.setHeadRef(ref);
+  await crashPoint('import:after-head');
   await repo.checkoutPaths(tip, [...paths]);
+  await clearJournal(repo, plan.tuning);
   return { tip, commits, tags: plan.tags.map((run) => tagName(plan.tuning, run)) };
 }

@@ -11,6 +11,7 @@ import { openRepo } from '../git/open.js';
 import type { GitRepo } from '../git/types.js';
 import { readTuningHistory, walkHistory, type TipFiles } from './cache.js';
 import { CONFIG_FILE, parseConfig } from './config-file.js';
+import { finishInterruptedSteps } from './recover.js';
 import { DATASET_FILE, parseDatasetJsonl } from './dataset-file.js';
 
 /**
@@ -82,6 +83,8 @@ export async function openTuning(cwd: string, name?: string): Promise<Tuning> {
 }
 
 export async function loadTuning(repo: GitRepo, requested?: string): Promise<Tuning> {
+  // A step a killed command left half-applied is finished first (src/app/recover.ts).
+  const finished = await finishInterruptedSteps(repo);
   const { name, onBranch } = await resolveTuningName(repo, requested);
   const ref = branchRef(name);
   const tip = await repo.resolveRef(ref);
@@ -111,7 +114,8 @@ export async function loadTuning(repo: GitRepo, requested?: string): Promise<Tun
   const { config, selection } = parsed ?? parse(history);
   let dataset: Promise<Case[]> | null = null;
   return {
-    repo, name, dir, ref, tip, onBranch, state, config, configText, selection,
+    repo, name, dir, ref, tip, onBranch, config, configText, selection,
+    state: finished.length > 0 ? { ...state, warnings: [...state.warnings, ...finished] } : state,
     get commits() {
       return history.commits();
     },

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { promises as fs, constants } from 'node:fs';
 import path from 'node:path';
 import { TuneError, EXIT } from '../errors.js';
+import { forgetLockOwner, gitLockError, noteLockOwner, removeDeadGitLock } from './lock-owner.js';
 
 /**
  * Ref updates that follow git's own lock-file protocol, so git-tune and
@@ -41,19 +42,30 @@ export async function readRefValue(gitdir: string, ref: string): Promise<string 
   return readPackedRef(gitdir, ref);
 }
 
-async function takeLock(lockPath: string, what: string): Promise<fs.FileHandle> {
+/**
+ * Creates `lockPath` exclusively, as git does, and notes beside it that this
+ * process holds it (src/git/lock-owner.ts). A lock a dead git-tune left is
+ * removed; any other is reported as `ref-locked`, naming its holder.
+ */
+async function takeLock(gitdir: string, lockPath: string, what: string): Promise<fs.FileHandle> {
   await fs.mkdir(path.dirname(lockPath), { recursive: true });
-  try {
-    return await fs.open(lockPath, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, 0o644);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') {
-      throw new TuneError('ref-locked', `${what} is locked by another git process (${lockPath} exists)`, {
-        exitCode: EXIT.conflict,
-        hint: `wait for the other command to finish; if none is running, remove the stale lock: rm '${lockPath}'`,
-      });
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const handle = await fs.open(lockPath, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, 0o644);
+      await noteLockOwner(gitdir, lockPath);
+      return handle;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      if (attempt === 0 && (await removeDeadGitLock(gitdir, lockPath))) continue;
+      throw await gitLockError(gitdir, lockPath, what);
     }
-    throw err;
   }
+}
+
+/** Lets go of a lock file this process holds (the note first: it must never outlive its lock). */
+async function dropLock(gitdir: string, lockPath: string): Promise<void> {
+  await forgetLockOwner(gitdir, lockPath);
+  await fs.rm(lockPath, { force: true });
 }
 
 /**
@@ -100,7 +112,7 @@ export async function compareAndSwapRef(gitdir: string, ref: string, oid: string
   }
   const refPath = path.join(gitdir, ref);
   const lockPath = `${refPath}.lock`;
-  const handle = await takeLock(lockPath, ref);
+  const handle = await takeLock(gitdir, lockPath, ref);
   let committed = false;
   try {
     const current = await readRefValue(gitdir, ref);
@@ -120,12 +132,13 @@ export async function compareAndSwapRef(gitdir: string, ref: string, oid: string
     await handle.writeFile(`${oid}\n`);
     await handle.sync();
     await handle.close();
+    await forgetLockOwner(gitdir, lockPath);
     await fs.rename(lockPath, refPath);
     committed = true;
   } finally {
     if (!committed) {
       await handle.close().catch(() => {});
-      await fs.rm(lockPath, { force: true });
+      await dropLock(gitdir, lockPath);
     }
   }
 }
@@ -149,15 +162,16 @@ async function removePackedRef(gitdir: string, ref: string): Promise<void> {
     out.push(line);
   }
   if (out.length === lines.length) return;
-  const lock = await takeLock(`${packed}.lock`, 'packed-refs');
+  const lock = await takeLock(gitdir, `${packed}.lock`, 'packed-refs');
   try {
     await lock.writeFile(out.join('\n'));
     await lock.sync();
     await lock.close();
+    await forgetLockOwner(gitdir, `${packed}.lock`);
     await fs.rename(`${packed}.lock`, packed);
   } catch (err) {
     await lock.close().catch(() => {});
-    await fs.rm(`${packed}.lock`, { force: true });
+    await dropLock(gitdir, `${packed}.lock`);
     throw err;
   }
 }
@@ -174,7 +188,7 @@ export async function withIndexLock<T>(gitdir: string, fn: () => Promise<T>, wai
   let handle: fs.FileHandle;
   for (;;) {
     try {
-      handle = await takeLock(lockPath, 'the index');
+      handle = await takeLock(gitdir, lockPath, 'the index');
       break;
     } catch (err) {
       if ((err as TuneError).code !== 'ref-locked' || Date.now() >= deadline) throw err;
@@ -185,7 +199,7 @@ export async function withIndexLock<T>(gitdir: string, fn: () => Promise<T>, wai
   try {
     return await fn();
   } finally {
-    await fs.rm(lockPath, { force: true });
+    await dropLock(gitdir, lockPath);
   }
 }
 

@@ -4,6 +4,7 @@ import type { Env } from '../git/identity.js';
 import { resolveIdentity } from '../git/identity.js';
 import type { FileChange, GitRepo } from '../git/types.js';
 import { formatMessage } from '../core/trailers.js';
+import { crashPoint } from '../app/crash.js';
 
 /**
  * Bulky per-case logs live on a ref of our own, `refs/tune-logs/<name>`, one
@@ -34,7 +35,9 @@ export async function writeRunLogs(
   const { author, committer } = await resolveIdentity(repo.gitdir, ctx.env, ctx.now);
   const message = formatMessage({ subject: `logs of ${run}`, body: '', trailers: [['Tune-Tuning', tuning], ['Tune-Run', run]] });
   const oid = await repo.writeCommit({ parent, changes, message, author, committer });
+  await crashPoint('logs:after-objects');
   await repo.compareAndSwapRef(ref, oid, parent);
+  await crashPoint('logs:after-ref');
   return oid;
 }
 

@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { caseResultSchema, memoryWriteSchema, type CaseResult, type MemoryWrite } from '../contracts/result.js';
+import { crashPoint } from '../app/crash.js';
 import { writeFileAtomic } from '../git/lockfile.js';
 import { z } from 'zod';
 
@@ -34,6 +35,7 @@ export class RunStore {
 
   async save(result: CaseResult, writes: MemoryWrite[], rawResult: string | null): Promise<void> {
     await writeFileAtomic(this.caseFile(result.id), JSON.stringify({ result, writes, rawResult }));
+    await crashPoint('case:saved');
   }
 
   async load(ids: readonly string[]): Promise<Map<string, StoredCase>> {

@@ -1,0 +1,242 @@
+import { randomBytes } from 'node:crypto';
+import { promises as fs, constants } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { TuneError, EXIT } from '../errors.js';
+
+/**
+ * Who holds a lock, so a lock left by a process that died (`kill -9`, a power
+ * cut) does not block every later command, and a lock held by a live
+ * git-tune is never removed.
+ *
+ * - git's own lock files (`index.lock`, `<ref>.lock`, `packed-refs.lock`)
+ *   stay exactly as git makes them. When git-tune takes one, it writes a
+ *   note beside it in `.git/tune/.locks/` (pid, process start time, host, the
+ *   lock file's inode). A later command removes the lock only when the note
+ *   still describes that very file and its process is gone; a lock without a
+ *   note (native git's) is reported with the `rm` that frees it.
+ * - The tool lock `.git/tune/<name>/lock` is git-tune's own: one command at a
+ *   time writes steps of a tuning (`git tune run` holds it for the whole
+ *   run). Its content is the holder; a dead holder's lock is taken over.
+ */
+export interface LockHolder {
+  pid: number;
+  /** The process start time (Linux: /proc/<pid>/stat field 22), so a reused pid is not mistaken for the holder. */
+  start: string | null;
+  host: string;
+  command: string;
+  since: string;
+}
+
+/** Start time of a process, or null where /proc cannot say. 'zombie' for a process that has exited. */
+async function processStart(pid: number): Promise<string | null> {
+  try {
+    const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (fields[0] === 'Z' || fields[0] === 'X') return 'zombie';
+    return fields[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+let ownStart: Promise<string | null> | null = null;
+
+export async function currentHolder(command: string): Promise<LockHolder> {
+  ownStart ??= processStart(process.pid);
+  return { pid: process.pid, start: await ownStart, host: os.hostname(), command, since: new Date().toISOString() };
+}
+
+/** Whether the holder may still be running. A holder on another host cannot be checked: it counts as alive. */
+export async function holderAlive(holder: LockHolder): Promise<boolean> {
+  if (holder.host !== os.hostname()) return true;
+  try {
+    process.kill(holder.pid, 0);
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  const start = await processStart(holder.pid);
+  if (start === 'zombie') return false;
+  return holder.start === null || start === null || start === holder.start;
+}
+
+function parseHolder(text: string): LockHolder | null {
+  try {
+    const v = JSON.parse(text) as Partial<LockHolder>;
+    return typeof v.pid === 'number' && typeof v.host === 'string'
+      ? { pid: v.pid, start: v.start ?? null, host: v.host, command: v.command ?? 'git tune', since: v.since ?? '' }
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+const describe = (h: LockHolder) => `${h.command} (pid ${h.pid}${h.host !== os.hostname() ? ` on ${h.host}` : ''}${h.since ? `, since ${h.since.slice(11, 19)}` : ''})`;
+
+// ---------------------------------------------------------------------------
+// notes beside git's lock files
+
+const noteFile = (gitdir: string, lockPath: string) =>
+  path.join(gitdir, 'tune', '.locks', `${path.relative(gitdir, lockPath).split(path.sep).join('%')}.owner`);
+
+/** Records that this process holds `lockPath` (just created by it). */
+export async function noteLockOwner(gitdir: string, lockPath: string, command = 'git tune'): Promise<void> {
+  const st = await fs.stat(lockPath);
+  const file = noteFile(gitdir, lockPath);
+  await fs.mkdir(path.dirname(file), { recursive: true });
+  await fs.writeFile(file, JSON.stringify({ ...(await currentHolder(command)), ino: st.ino, mtimeMs: st.mtimeMs }));
+}
+
+/** Forgets the note; called before the lock file goes (a note must never outlive its lock). */
+export async function forgetLockOwner(gitdir: string, lockPath: string): Promise<void> {
+  await fs.rm(noteFile(gitdir, lockPath), { force: true });
+}
+
+/**
+ * Who holds an existing git lock file: `dead` (a git-tune process that is
+ * gone: safe to remove), `alive` (a running git-tune), or `unknown` (no note:
+ * native git, or a note about another file).
+ */
+export async function gitLockHolder(gitdir: string, lockPath: string): Promise<{ state: 'dead' | 'alive' | 'unknown'; holder: LockHolder | null }> {
+  const st = await fs.stat(lockPath).catch(() => null);
+  if (!st) return { state: 'unknown', holder: null };
+  const text = await fs.readFile(noteFile(gitdir, lockPath), 'utf8').catch(() => null);
+  const note = text === null ? null : (JSON.parse(text) as LockHolder & { ino?: number; mtimeMs?: number });
+  const holder = text === null ? null : parseHolder(text);
+  if (!note || !holder || note.ino !== st.ino || note.mtimeMs !== st.mtimeMs) return { state: 'unknown', holder: null };
+  return { state: (await holderAlive(holder)) ? 'alive' : 'dead', holder };
+}
+
+/** Removes a git lock file its dead git-tune holder left; true when it did. */
+export async function removeDeadGitLock(gitdir: string, lockPath: string): Promise<boolean> {
+  const { state } = await gitLockHolder(gitdir, lockPath);
+  if (state !== 'dead') return false;
+  await forgetLockOwner(gitdir, lockPath);
+  await fs.rm(lockPath, { force: true });
+  return true;
+}
+
+/** The error for a git lock file that stays: who holds it, and the fix. */
+export async function gitLockError(gitdir: string, lockPath: string, what: string): Promise<TuneError> {
+  const { state, holder } = await gitLockHolder(gitdir, lockPath);
+  const tool = state === 'alive' ? holder : await liveToolHolder(gitdir);
+  if (tool) {
+    return new TuneError('ref-locked', `${what} is locked by ${describe(tool)}`, {
+      exitCode: EXIT.conflict,
+      hint: `wait for it to finish, then try again (or stop it: kill ${tool.pid})`,
+    });
+  }
+  return new TuneError('ref-locked', `${what} is locked by another git process (${lockPath} exists)`, {
+    exitCode: EXIT.conflict,
+    hint: `wait for the other command to finish; if none is running, remove the stale lock: rm '${lockPath}'`,
+  });
+}
+
+// ---------------------------------------------------------------------------
+// the tool lock: .git/tune/<name>/lock
+
+const toolLockPath = (gitdir: string, tuning: string) => path.join(gitdir, 'tune', tuning, 'lock');
+const held = new Map<string, number>();
+
+/** A live git-tune holding any tuning's tool lock in this repository, if one does. */
+async function liveToolHolder(gitdir: string): Promise<LockHolder | null> {
+  const names = await fs.readdir(path.join(gitdir, 'tune')).catch(() => [] as string[]);
+  for (const name of names) {
+    const text = await fs.readFile(toolLockPath(gitdir, name), 'utf8').catch(() => null);
+    const holder = text === null ? null : parseHolder(text);
+    if (holder && holder.pid !== process.pid && (await holderAlive(holder))) return holder;
+  }
+  return null;
+}
+
+async function createToolLock(file: string, holder: LockHolder): Promise<boolean> {
+  await fs.mkdir(path.dirname(file), { recursive: true });
+  try {
+    const handle = await fs.open(file, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, 0o644);
+    try {
+      await handle.writeFile(JSON.stringify(holder));
+    } finally {
+      await handle.close();
+    }
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  }
+}
+
+/**
+ * Takes over a lock whose holder is gone. It is moved aside first and checked
+ * again, so of two commands taking over the same dead lock, one does; a lock
+ * a live command took meanwhile is put back.
+ */
+async function takeOverStale(file: string, stale: LockHolder): Promise<void> {
+  const aside = `${file}.stale-${process.pid}-${randomBytes(4).toString('hex')}`;
+  try {
+    await fs.rename(file, aside);
+  } catch {
+    return; // gone already: someone else took it over
+  }
+  const moved = parseHolder(await fs.readFile(aside, 'utf8').catch(() => ''));
+  if (moved && (moved.pid !== stale.pid || moved.since !== stale.since)) {
+    await fs.link(aside, file).catch(() => undefined);
+  }
+  await fs.rm(aside, { force: true });
+}
+
+/** The tool lock's holder when it is someone else (alive or dead), or null when free. */
+export async function toolLockHolder(gitdir: string, tuning: string): Promise<LockHolder | null> {
+  const text = await fs.readFile(toolLockPath(gitdir, tuning), 'utf8').catch(() => null);
+  return text === null ? null : parseHolder(text);
+}
+
+/**
+ * Runs `fn` holding tuning `tuning`'s tool lock; re-entrant in one process
+ * (`git tune auto` runs commands in-process, `run` commits while it holds
+ * it). A busy lock is waited for up to `waitMs`, then reported (exit 4) with
+ * its holder; a dead holder's lock is taken over.
+ */
+export async function withToolLock<T>(gitdir: string, tuning: string, command: string, fn: () => Promise<T>, waitMs = 3000): Promise<T> {
+  const file = toolLockPath(gitdir, tuning);
+  const depth = held.get(file) ?? 0;
+  if (depth === 0) {
+    const me = await currentHolder(command);
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      if (await createToolLock(file, me)) break;
+      const holder = await toolLockHolder(gitdir, tuning);
+      if (holder && !(await holderAlive(holder))) {
+        await takeOverStale(file, holder);
+        continue;
+      }
+      if (Date.now() >= deadline) {
+        throw new TuneError('ref-locked', `tuning ${tuning} is busy: ${holder ? describe(holder) : 'another git-tune command'} is writing its steps`, {
+          exitCode: EXIT.conflict,
+          hint: holder ? `wait for it to finish, then: git tune next   (or stop it: kill ${holder.pid})` : 'git tune next   # once it is done',
+        });
+      }
+      await new Promise((resolve) => setTimeout(resolve, 25 + Math.floor(Math.random() * 50)));
+    }
+  }
+  held.set(file, depth + 1);
+  try {
+    return await fn();
+  } finally {
+    const left = (held.get(file) ?? 1) - 1;
+    if (left > 0) held.set(file, left);
+    else {
+      held.delete(file);
+      await fs.rm(file, { force: true });
+    }
+  }
+}
+
+/** Like withToolLock, but returns null at once when a live command holds the lock. */
+export async function tryToolLock<T>(gitdir: string, tuning: string, command: string, fn: () => Promise<T>): Promise<T | null> {
+  try {
+    return await withToolLock(gitdir, tuning, command, fn, 0);
+  } catch (err) {
+    if (err instanceof TuneError && err.code === 'ref-locked') return null;
+    throw err;
+  }
+}
