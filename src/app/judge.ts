@@ -5,6 +5,7 @@ import type { CommandSpec } from '../contracts/config.js';
 import type { Case } from '../contracts/dataset.js';
 import { judgeOutputSchema, type JudgeFile } from '../contracts/judge.js';
 import type { CaseResult } from '../contracts/result.js';
+import { redactJson, secretsOf } from '../core/redact.js';
 import { runPool } from '../run/pool.js';
 import { readCapped, runProcess } from '../run/process.js';
 import { resolveCommand } from '../run/presets/index.js';
@@ -58,5 +59,6 @@ export async function judgeRun(
   }
   const sorted: JudgeFile = {};
   for (const c of cases) if (out[c.id]) sorted[c.id] = out[c.id]!;
-  return sorted;
+  // What the judge says is stored (judge.json, findings): never a secret it saw in its environment (SPEC 6).
+  return redactJson(sorted, secretsOf(opts.env, judge.env, command.env));
 }

@@ -4,6 +4,7 @@ import type { CommandSpec } from '../contracts/config.js';
 import type { Case } from '../contracts/dataset.js';
 import { costOf, runnerResultSchema, tokensOf, type CaseResult, type CheckOutcome, type MemoryWrite, type RunnerResult } from '../contracts/result.js';
 import { runCheck } from '../core/checks.js';
+import { redactJson, redactText, secretsOf } from '../core/redact.js';
 import { diffMemory, snapshotMemory, summarizeWrites, writeMemory, type MemoryFile } from './memory.js';
 import { readCapped, runProcess } from './process.js';
 import { resolveCommand } from './presets/index.js';
@@ -81,28 +82,33 @@ export async function runCase(ctx: CaseContext, item: Case): Promise<CaseOutcome
   const startedAt = ctx.now().toISOString();
 
   const runner = resolveCommand(ctx.runner);
+  const env = {
+    ...ctx.env,
+    ...ctx.runner.env,
+    ...runner.env,
+    ...(ctx.target?.env ?? {}),
+    TUNE_ROOT: ctx.root,
+    TUNE_CASE: caseFile,
+    TUNE_MEMORY: memoryDir,
+    TUNE_WORKSPACE: workspace,
+    TUNE_OUTPUT: outputFile,
+    TUNE_RUN: ctx.run,
+    TUNE_CASE_ID: item.id,
+    ...(ctx.target ? { TUNE_TARGET: ctx.target.name } : {}),
+  };
+  // The runner's output lands in its scratch dir (outside the repository) and is
+  // kept with the values of secret-named variables redacted (SPEC 6).
+  const secrets = secretsOf(env);
   const outcome = await runProcess({
-    command: runner.command,
-    shell: runner.shell,
-    cwd: ctx.root,
-    env: {
-      ...ctx.env,
-      ...ctx.runner.env,
-      ...runner.env,
-      ...(ctx.target?.env ?? {}),
-      TUNE_ROOT: ctx.root,
-      TUNE_CASE: caseFile,
-      TUNE_MEMORY: memoryDir,
-      TUNE_WORKSPACE: workspace,
-      TUNE_OUTPUT: outputFile,
-      TUNE_RUN: ctx.run,
-      TUNE_CASE_ID: item.id,
-      ...(ctx.target ? { TUNE_TARGET: ctx.target.name } : {}),
-    },
+    command: runner.command, shell: runner.shell, cwd: ctx.root, env,
     timeoutMs: ctx.runner.timeoutSec * 1000,
-    stdoutFile,
-    stderrFile,
+    stdoutFile: path.join(dir, 'stdout'),
+    stderrFile: path.join(dir, 'stderr'),
   });
+  for (const [from, to] of [[path.join(dir, 'stdout'), stdoutFile], [path.join(dir, 'stderr'), stderrFile]] as const) {
+    if (secrets.length === 0) await fs.copyFile(from, to).catch(() => fs.writeFile(to, ''));
+    else await fs.writeFile(to, redactText(await fs.readFile(from, 'utf8').catch(() => ''), secrets));
+  }
 
   const after = await snapshotMemory(memoryDir);
   const writes = await diffMemory(memoryDir, before, after);
@@ -168,5 +174,8 @@ export async function runCase(ctx: CaseContext, item: Case): Promise<CaseOutcome
     startedAt,
   };
   await fs.rm(dir, { recursive: true, force: true }).catch(() => {});
-  return { result, writes, stdoutFile, stderrFile, rawResult: read.text };
+  return {
+    result: redactJson(result, secrets), writes: redactJson(writes, secrets), stdoutFile, stderrFile,
+    rawResult: read.text === null ? null : redactText(read.text, secrets),
+  };
 }
