@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { branchName, tagRef } from '../core/names.js';
 import { writeFileAtomic } from '../git/lockfile.js';
-import { tryToolLock } from '../git/lock-owner.js';
+import { removeDeadGitLocks, tryToolLock } from '../git/lock-owner.js';
 import type { GitRepo } from '../git/types.js';
 
 /**
@@ -116,7 +116,10 @@ async function finishStep(repo: GitRepo, j: StepJournal): Promise<string[]> {
 export async function finishInterruptedSteps(repo: GitRepo): Promise<string[]> {
   const names = await fs.readdir(path.join(repo.gitdir, 'tune')).catch(() => [] as string[]);
   const out: string[] = [];
+  const locks = await removeDeadGitLocks(repo.gitdir);
+  if (locks.length > 0) out.push(`lock files left by a git-tune that was killed were removed: ${locks.map((l) => `.git/${l}`).join(', ')}`);
   for (const name of names) {
+    if (name === '.locks') continue;
     const journal = await readJournal(repo, name);
     const leftover = await finishedRunStores(repo, name);
     if (!journal && leftover.length === 0) continue;

@@ -54,7 +54,7 @@ export function statusOf(tuning: Tuning): StatusReport {
       stuck: view.filter((e) => e.status === 'stuck').length,
     },
     usage: state.usage,
-    warnings: state.warnings,
+    warnings: [...state.warnings, ...(tuning.notices ?? [])],
     next: nextFor(tuning),
   };
 }

@@ -30,6 +30,8 @@ export interface Tuning {
   config: Config | null;
   configText: string | null;
   selection: Selection | null;
+  /** What this read did besides reading: an interrupted step it finished (src/app/recover.ts). */
+  notices?: string[];
   loadDataset(): Promise<Case[]>;
 }
 
@@ -114,8 +116,8 @@ export async function loadTuning(repo: GitRepo, requested?: string): Promise<Tun
   const { config, selection } = parsed ?? parse(history);
   let dataset: Promise<Case[]> | null = null;
   return {
-    repo, name, dir, ref, tip, onBranch, config, configText, selection,
-    state: finished.length > 0 ? { ...state, warnings: [...state.warnings, ...finished] } : state,
+    repo, name, dir, ref, tip, onBranch, state, config, configText, selection,
+    ...(finished.length > 0 ? { notices: finished } : {}),
     get commits() {
       return history.commits();
     },

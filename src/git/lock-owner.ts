@@ -116,6 +116,25 @@ export async function removeDeadGitLock(gitdir: string, lockPath: string): Promi
   return true;
 }
 
+/**
+ * Removes every git lock file a dead git-tune left (and notes whose lock is
+ * gone), so native `git commit` is not blocked by it either; returns them.
+ */
+export async function removeDeadGitLocks(gitdir: string): Promise<string[]> {
+  const dir = path.join(gitdir, 'tune', '.locks');
+  const removed: string[] = [];
+  for (const name of await fs.readdir(dir).catch(() => [] as string[])) {
+    if (!name.endsWith('.owner')) continue;
+    const lockPath = path.join(gitdir, ...name.slice(0, -'.owner'.length).split('%'));
+    if (!(await fs.stat(lockPath).catch(() => null))) {
+      await fs.rm(path.join(dir, name), { force: true });
+      continue;
+    }
+    if (await removeDeadGitLock(gitdir, lockPath)) removed.push(path.relative(gitdir, lockPath));
+  }
+  return removed;
+}
+
 /** The error for a git lock file that stays: who holds it, and the fix. */
 export async function gitLockError(gitdir: string, lockPath: string, what: string): Promise<TuneError> {
   const { state, holder } = await gitLockHolder(gitdir, lockPath);
