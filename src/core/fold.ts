@@ -123,18 +123,26 @@ export function rightCases(run: RunState): string[] {
   return run.cases.filter((id) => !wrong.has(id));
 }
 
+/** Pending edits of the run's batch and half made before it started: its grade settles them. */
+export function editsTriedBy(state: TuningState, run: RunState): EditState[] {
+  return state.edits.filter((e) => e.status === 'pending' && e.batch === run.batch && e.half === run.half && e.index < run.startIndex);
+}
+
+/** SPEC 2: a case the edit aims at turned right, and no case right before turned wrong. */
+export function confirmsEdit(state: TuningState, edit: EditState, run: RunState, wrong: readonly string[]): boolean {
+  const before = state.runs.get(edit.run);
+  const nowWrong = new Set(wrong);
+  const wasWrong = new Set(before?.grade?.wrong ?? []);
+  const wasRight = before ? rightCases(before) : [];
+  const fixedOne = edit.aims.some((id) => wasWrong.has(id) && run.cases.includes(id) && !nowWrong.has(id));
+  const brokeOne = wasRight.some((id) => nowWrong.has(id));
+  return fixedOne && !brokeOne;
+}
+
 function settleEdits(state: TuningState, run: RunState): void {
   if (!run.grade || run.half === null || isVoidRun(run)) return;
-  for (const edit of state.edits) {
-    if (edit.status !== 'pending' || edit.batch !== run.batch || edit.half !== run.half) continue;
-    if (edit.index > run.startIndex) continue; // made after this run started: not tried by it
-    const before = state.runs.get(edit.run);
-    const nowWrong = new Set(run.grade.wrong);
-    const wasWrong = new Set(before?.grade?.wrong ?? []);
-    const wasRight = before ? rightCases(before) : [];
-    const fixedOne = edit.aims.some((id) => wasWrong.has(id) && run.cases.includes(id) && !nowWrong.has(id));
-    const brokeOne = wasRight.some((id) => nowWrong.has(id));
-    edit.status = fixedOne && !brokeOne ? 'confirmed' : 'unconfirmed';
+  for (const edit of editsTriedBy(state, run)) {
+    edit.status = confirmsEdit(state, edit, run, run.grade.wrong) ? 'confirmed' : 'unconfirmed';
     edit.settledBy = run.name;
   }
 }

@@ -1,5 +1,5 @@
 import { viewDifficult } from './difficult.js';
-import { countedRuns, halfRuns, type RunState, type TuningState } from './fold.js';
+import { confirmsEdit, countedRuns, editsTriedBy, halfRuns, type RunState, type TuningState } from './fold.js';
 
 /**
  * The rules a PASSED verdict must meet (SPEC 3.4). Each broken rule names
@@ -42,7 +42,9 @@ export function passedRuleBreaks(input: PassedRuleInput): RuleBreak[] {
   const edits = state.edits.filter((e) => e.batch === run.batch && e.half === run.half);
   // An edit made before this run started is settled by this run's grade; only later ones wait for a run.
   const pending = edits.filter((e) => e.status === 'pending' && e.index > run.startIndex);
-  const unconfirmed = edits.filter((e) => e.status === 'unconfirmed');
+  // A first grade settles the edits this run tried: judge them as it will record them.
+  const tried = run.grade === null ? editsTriedBy(state, run).filter((e) => !confirmsEdit(state, e, run, wrong)) : [];
+  const unconfirmed = [...edits.filter((e) => e.status === 'unconfirmed'), ...tried];
   const atLimit = countedRuns(halfRuns(state, run.batch, run.half)) >= input.maxRuns;
   if (atLimit) {
     const left = [...pending, ...unconfirmed];
