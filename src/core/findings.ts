@@ -109,7 +109,8 @@ export function draftFindings(input: DraftInput): Draft {
   const prevIds = new Set(input.previous?.results.map((r) => r.id) ?? []);
   const aimed = new Set(input.aimedSince);
   const flaky = input.previous ? ids.filter((id) => prevIds.has(id) && !prevWrong.has(id) && wrongSet.has(id) && !aimed.has(id)) : [];
-  const regressed = input.recheck.filter((id) => wrongSet.has(id));
+  // A recheck case wrong again while on the difficult list was wrong when its batch passed: it did not regress.
+  const regressed = input.recheck.filter((id) => wrongSet.has(id) && !onList.has(id));
   const tokens = sum(results, (r) => r.tokens);
   const savedTwice = sum(results, (r) => r.memoryWrites.savedTwice);
   const isFinal = input.final !== undefined;
@@ -148,8 +149,9 @@ export function draftFindings(input: DraftInput): Draft {
     verdict = fixed.length > 0 && broke.length === 0 ? 'PROGRESS' : fixed.length === 0 && broke.length > 0 ? 'REGRESSION' : fixed.length > 0 ? 'MIXED' : 'NO CHANGE';
   }
   if (verdict === 'PASSED' && run.half === 'nomem') for (const id of costly) propose(id, 'costly', `more than 2× the run's median llm calls (${medianCalls})`);
+  // Any case on the list, stuck ones too, that a PASSED run got right is proposed fixed (SPEC 3.6).
   const fixes: Draft['difficult'] = verdict === 'PASSED'
-    ? input.difficult.open.filter((id) => verdicts.get(id) === 'right' && !costly.includes(id)).map((id) => ({ op: 'fix' as const, id, note: 'right and not costly in a PASSED run' }))
+    ? input.difficult.onList.filter((id) => verdicts.get(id) === 'right' && !costly.includes(id)).map((id) => ({ op: 'fix' as const, id, note: 'right and not costly in a PASSED run' }))
     : [];
   difficult.push(...fixes);
 
