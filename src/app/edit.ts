@@ -92,7 +92,9 @@ export async function recordEdit(tuning: Tuning, paths: readonly string[], ctx: 
   if (changes === committedChanges) {
     throw usageError('changes-md-unchanged', `${changesFile} does not describe this edit yet (it is as the last edit left it)`, `$EDITOR ${changesFile}   # add what this edit changes, then: git tune edit`);
   }
-  const aims = parseAims(changes);
+  // A later edit after the same run adds to its changes.md: its aims and summary are in what it added.
+  const fresh = committedChanges !== null && changes.startsWith(committedChanges) ? changes.slice(committedChanges.length) : changes;
+  const aims = parseAims(fresh);
   const dataset = await tuning.loadDataset();
   const unknownAims = (aims ?? []).filter((id) => !dataset.some((c) => c.id === id));
   if (unknownAims.length > 0) throw usageError('bad-aims', `Aims names cases that are not in the dataset: ${unknownAims.join(', ')}`, `$EDITOR ${changesFile}`);
@@ -108,7 +110,7 @@ export async function recordEdit(tuning: Tuning, paths: readonly string[], ctx: 
   files.set(changesFile, { content: changes });
   const warnings = tuningToTheTest(added, dataset);
   const body = [
-    changes.split('\n').find((l) => l.trim() && !l.startsWith('#'))?.trim() ?? '',
+    fresh.split('\n').find((l) => l.trim() && !l.startsWith('#'))?.trim() ?? '',
     warnings.length ? `Warning, this edit may tune to the test: it ${warnings.join('; it ')}.` : '',
   ].filter(Boolean).join('\n\n');
   const commit = await commitStep(targetOf(tuning), {
