@@ -66,7 +66,7 @@ async function gradedResults(tuning: Tuning, run: RunState | null): Promise<{ na
 }
 
 /** Whether each case was right in the last graded run of its own batch (for the final check). */
-function rightInBatch(state: TuningState): Map<string, boolean> {
+export function rightInBatch(state: TuningState): Map<string, boolean> {
   const out = new Map<string, boolean>();
   for (const b of state.batches) {
     const graded = b.runs.filter((r) => r.grade && !isVoidRun(r));

@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { promises as fs } from 'node:fs';
+import type { CommandSpec, Config } from '../contracts/config.js';
 import type { Case } from '../contracts/dataset.js';
 import type { CaseResult, MemoryWrite, RunMeta } from '../contracts/result.js';
 import { batchCases, type RunState } from '../core/fold.js';
@@ -9,13 +10,13 @@ import type { NextStep } from '../core/next.js';
 import { EXIT, historyError, TuneError, usageError } from '../errors.js';
 import type { Env } from '../git/identity.js';
 import { runCase } from '../run/case.js';
-import { writeRunLogs } from '../run/logs.js';
+import { writeRunLogs, type CaseLogs } from '../run/logs.js';
 import type { MemoryFile } from '../run/memory.js';
 import { runPool } from '../run/pool.js';
 import { resolveCommand } from '../run/presets/index.js';
 import { createProgress } from '../run/progress.js';
 import { killAll } from '../run/process.js';
-import { RunStore } from '../run/store.js';
+import { RunStore, type StoredCase } from '../run/store.js';
 import { commitStep, targetOf } from './commit.js';
 import { nextFor } from './decide.js';
 import { requireOnBranch } from './guards.js';
@@ -90,7 +91,7 @@ function casesOf(tuning: Tuning, name: string): string[] {
   return batchCases(batch.plan);
 }
 
-async function memoryFor(tuning: Tuning, name: string): Promise<MemoryFile[]> {
+export async function memoryFor(tuning: Tuning, name: string): Promise<MemoryFile[]> {
   const id = parseRunName(name)!;
   const source = id.kind === 'final' ? 'last-good' : id.half === 'mem' ? 'candidate' : null;
   if (source === null) return [];
@@ -104,7 +105,7 @@ async function memoryFor(tuning: Tuning, name: string): Promise<MemoryFile[]> {
   return out;
 }
 
-function budgetLeft(tuning: Tuning, spent: { tokens: number; costUsd: number }): string | null {
+export function budgetLeft(tuning: Tuning, spent: { tokens: number; costUsd: number }): string | null {
   const { maxCostUsd, maxTokens } = tuning.config!.budget;
   if (maxCostUsd !== null && spent.costUsd >= maxCostUsd) return `budget spent: $${spent.costUsd.toFixed(4)} of $${maxCostUsd}`;
   if (maxTokens !== null && spent.tokens >= maxTokens) return `budget spent: ${spent.tokens} of ${maxTokens} tokens`;
@@ -118,14 +119,22 @@ function voidReason(results: readonly CaseResult[]): string | null {
   return `${voids.length} case${voids.length === 1 ? '' : 's'} void (${first.id}: ${first.void})`;
 }
 
-export async function executeRun(cwd: string, tuningName: string | undefined, opts: RunOptions, ctx: RunContext): Promise<RunOutcome> {
-  let tuning = await openTuning(cwd, tuningName);
-  requireOnBranch(tuning);
+/** What a run of `name` needs, checked before anything is written. */
+export interface RunPreflight {
+  config: Config & { runner: CommandSpec };
+  target: Target | null;
+  concurrency: number;
+  ids: string[];
+  dataset: Map<string, Case>;
+}
+
+type Target = Config['targets'][number];
+
+/** The checks every run makes before its first write: a runner, prose as committed, the target, every case there. */
+export async function preflightRun(tuning: Tuning, name: string, opts: { concurrency?: number; target?: string }): Promise<RunPreflight> {
   const config = tuning.config;
   if (!config?.runner) throw usageError('no-runner', 'no runner is configured', `git tune config set runner.command 'node agent.js'`);
   resolveCommand(config.runner); // an unknown preset fails here, before anything is written
-  const step = nextFor(tuning);
-  const { name, resume } = dueRun(tuning, step, opts.final);
   const dirty = await uncommittedProse(tuning.repo, tuning.tip, [...config.prose, ...config.memoryPolicy]);
   if (dirty.length > 0) {
     throw usageError('prose-not-committed', `prose has uncommitted changes: ${dirty.join(', ')}; a run uses the prose exactly as committed`,
@@ -135,49 +144,47 @@ export async function executeRun(cwd: string, tuningName: string | undefined, op
   if (opts.target && !target) {
     throw usageError('no-such-target', `no target named ${opts.target}`, `git tune config   # targets: ${config.targets.map((t) => t.name).join(', ') || 'none'}`);
   }
-  const concurrency = opts.concurrency ?? config.concurrency;
   const ids = casesOf(tuning, name);
   const dataset = new Map((await tuning.loadDataset()).map((c) => [c.id, c]));
   const missing = ids.filter((id) => !dataset.has(id));
   if (missing.length > 0) {
     throw historyError('cases-missing', `the dataset no longer holds ${missing.length} case(s) of ${name}: ${missing.slice(0, 5).join(', ')}`, 'git tune dataset import <file>   # with those cases back');
   }
-  const store = new RunStore(tuning.repo.gitdir, tuning.name, name);
-  const stored = await store.load(ids);
-  const partial = [...stored.values()].reduce((acc, s) => ({ tokens: acc.tokens + s.result.tokens, costUsd: acc.costUsd + s.result.costUsd }), { tokens: 0, costUsd: 0 });
-  const runState: RunState | undefined = tuning.state.runs.get(name);
-  const usedBefore = {
-    tokens: tuning.state.usage.tokens - (runState?.tokens ?? 0) + partial.tokens,
-    costUsd: tuning.state.usage.costUsd - (runState?.costUsd ?? 0) + partial.costUsd,
-  };
-  const spent = budgetLeft(tuning, usedBefore);
-  if (spent) {
-    throw new TuneError('budget-spent', `${name} cannot start: ${spent}`, {
-      exitCode: EXIT.history,
-      hint: config.budget.maxCostUsd !== null ? `git tune config set budget.maxCostUsd ${Number((config.budget.maxCostUsd * 2).toFixed(2))}` : `git tune config set budget.maxTokens ${(config.budget.maxTokens ?? 0) * 2}`,
-    });
-  }
+  return { config: config as RunPreflight['config'], target: target ?? null, concurrency: opts.concurrency ?? config.concurrency, ids, dataset };
+}
 
-  const startedAt = ctx.clock().toISOString();
-  // The run's trace in history comes first: after a crash, `next` says resume.
-  await commitStep(targetOf(tuning), {
-    step: { step: 'run-start', tuning: tuning.name, run: name, concurrency, difficult: [] },
-    subject: `tune(${tuning.name}): ${resume ? 'resume' : 'start'} ${name} (${ids.length - stored.size} of ${ids.length} cases to run, concurrency ${concurrency})`,
-    changes: new Map(),
-  }, { env: ctx.env, now: ctx.clock() });
-  tuning = await loadTuning(tuning.repo, tuning.name);
+export interface CasePool {
+  /** The run the cases belong to (its memory, TUNE_RUN). */
+  name: string;
+  cases: readonly Case[];
+  preflight: RunPreflight;
+  store: RunStore;
+  /** Results kept so far (a resumed run's); each finished case is added. */
+  stored: Map<string, StoredCase>;
+  /** Tokens and cost spent before these cases, counted against the budget. */
+  usedBefore: { tokens: number; costUsd: number };
+  /** How many cases the progress line counts (the run's, not only these). */
+  total: number;
+}
 
-  const memory = await memoryFor(tuning, name);
-  const scratch = await fs.mkdtemp(path.join(os.tmpdir(), `git-tune-${name}-`));
-  const todo = ids.filter((id) => !stored.has(id)).map((id) => dataset.get(id)!) as Case[];
-  const progress = createProgress(name, ids.length, stored.size, ctx.err, ctx.isTTY);
+/**
+ * Runs cases at most `concurrency` at once, each kept in the store as it
+ * ends; stops launching on a downed sandbox, a spent budget or a signal. The
+ * prose a runner changed is put back. Writes no commit.
+ */
+export async function runCasePool(tuning: Tuning, pool: CasePool, ctx: RunContext): Promise<{ stopped: string | null; touched: string[] }> {
+  const { config, target, concurrency } = pool.preflight;
+  const { store, stored } = pool;
+  const memory = await memoryFor(tuning, pool.name);
+  const scratch = await fs.mkdtemp(path.join(os.tmpdir(), `git-tune-${pool.name}-`));
+  const progress = createProgress(pool.name, pool.total, pool.total - pool.cases.length, ctx.err, ctx.isTTY);
   let stopped: string | null = null;
-  const running = { ...usedBefore };
+  const running = { ...pool.usedBefore };
   try {
-    await runPool(todo, concurrency, async (item) => {
+    await runPool(pool.cases, concurrency, async (item) => {
       progress.started(item.id);
       const outcome = await runCase({
-        root: tuning.repo.dir, run: name, runner: config.runner!, target: target ?? null, memory,
+        root: tuning.repo.dir, run: pool.name, runner: config.runner, target, memory,
         scratch, logDir: store.logDir, env: ctx.env, now: ctx.clock,
       }, item);
       progress.finished(outcome.result);
@@ -204,31 +211,41 @@ export async function executeRun(cwd: string, tuningName: string | undefined, op
     await tuning.repo.checkoutPaths(tuning.tip, touched);
     ctx.err(`warning: the runner changed files of the repository; restored from ${tuning.tip.slice(0, 7)}: ${touched.join(', ')}\n`);
   }
-  const results = ids.map((id) => stored.get(id)?.result).filter((r): r is CaseResult => r !== undefined);
-  const runUsage = results.reduce((acc, r) => ({ tokens: acc.tokens + r.tokens, costUsd: acc.costUsd + r.costUsd }), { tokens: 0, costUsd: 0 });
-  if (results.length < ids.length) {
-    if (stopped) {
-      await commitStep(targetOf(tuning), {
-        step: { step: 'run-stop', tuning: tuning.name, run: name, reason: stopped, tokens: runUsage.tokens, costUsd: runUsage.costUsd, difficult: [] },
-        subject: `tune(${tuning.name}): ${name} stopped after ${results.length} of ${ids.length} cases (${stopped})`,
-        changes: new Map(),
-      }, { env: ctx.env, now: ctx.clock() });
-    }
-    return { run: name, finished: false, results, void: null, stopped: stopped ?? 'interrupted', commit: null };
-  }
+  return { stopped, touched };
+}
 
+export interface FinishedRun {
+  name: string;
+  ids: readonly string[];
+  results: readonly CaseResult[];
+  writes: Record<string, MemoryWrite[]>;
+  logs: readonly CaseLogs[];
+  concurrency: number;
+  target: string | null;
+  startedAt: string;
+  touched: readonly string[];
+  /** Extra keys for run.json (e.g. the shards a collected run came from). */
+  meta?: Record<string, unknown>;
+}
+
+/** The run commit (results, run.json, memory writes; tagged) and its logs on the logs ref. */
+export async function recordRun(tuning: Tuning, run: FinishedRun, ctx: RunContext): Promise<{ commit: string; void: string | null }> {
+  const config = tuning.config!;
+  const { name, ids, results, concurrency } = run;
+  const runUsage = results.reduce((acc, r) => ({ tokens: acc.tokens + r.tokens, costUsd: acc.costUsd + r.costUsd }), { tokens: 0, costUsd: 0 });
   const reason = voidReason(results);
   const meta: RunMeta = {
-    run: name, tuning: tuning.name, cases: ids, concurrency,
-    runner: config.runner.command ?? [`preset:${config.runner.preset}`], target: target?.name ?? null,
+    run: name, tuning: tuning.name, cases: [...ids], concurrency,
+    runner: config.runner!.command ?? [`preset:${config.runner!.preset}`], target: run.target,
     machine: { platform: os.platform(), arch: os.arch(), cpus: os.cpus().length, node: process.version },
-    startedAt: [startedAt, ...results.map((r) => r.startedAt)].sort()[0]!,
+    startedAt: [run.startedAt, ...results.map((r) => r.startedAt)].sort()[0]!,
     finishedAt: ctx.clock().toISOString(), void: reason, stopped: null,
-    ...(touched.length > 0 ? { repositoryWrites: touched } : {}),
+    ...(run.touched.length > 0 ? { repositoryWrites: [...run.touched] } : {}),
+    ...run.meta,
   };
   const writes: Record<string, MemoryWrite[]> = {};
   for (const id of ids) {
-    const w = stored.get(id)!.writes;
+    const w = run.writes[id] ?? [];
     if (w.length > 0) writes[id] = w;
   }
   const runDir = `${tuning.dir}/runs/${name}`;
@@ -237,10 +254,7 @@ export async function executeRun(cwd: string, tuningName: string | undefined, op
     [`${runDir}/results.json`, { content: `${JSON.stringify(results, null, 2)}\n` }],
   ]);
   if (Object.keys(writes).length > 0) changes.set(`${runDir}/memory-writes.json`, { content: `${JSON.stringify(writes, null, 2)}\n` });
-  await writeRunLogs(tuning.repo, tuning.name, name, ids.map((id) => ({
-    id, stdoutFile: path.join(store.logDir, `${id}.stdout`), stderrFile: path.join(store.logDir, `${id}.stderr`),
-    rawResult: stored.get(id)!.rawResult,
-  })), { env: ctx.env, now: ctx.clock() });
+  await writeRunLogs(tuning.repo, tuning.name, name, run.logs, { env: ctx.env, now: ctx.clock() });
   const right = results.filter((r) => r.right === true).length;
   const commit = await commitStep(targetOf(tuning), {
     step: {
@@ -251,6 +265,70 @@ export async function executeRun(cwd: string, tuningName: string | undefined, op
     changes,
     tags: [name],
   }, { env: ctx.env, now: ctx.clock() });
+  return { commit, void: reason };
+}
+
+/** The run-start commit: the run's trace in history comes first, so after a crash `next` says resume. */
+export async function startRun(tuning: Tuning, name: string, opts: { concurrency: number; resume: boolean; toRun: number; total: number }, ctx: RunContext): Promise<Tuning> {
+  await commitStep(targetOf(tuning), {
+    step: { step: 'run-start', tuning: tuning.name, run: name, concurrency: opts.concurrency, difficult: [] },
+    subject: `tune(${tuning.name}): ${opts.resume ? 'resume' : 'start'} ${name} (${opts.toRun} of ${opts.total} cases to run, concurrency ${opts.concurrency})`,
+    changes: new Map(),
+  }, { env: ctx.env, now: ctx.clock() });
+  return loadTuning(tuning.repo, tuning.name);
+}
+
+export async function executeRun(cwd: string, tuningName: string | undefined, opts: RunOptions, ctx: RunContext): Promise<RunOutcome> {
+  let tuning = await openTuning(cwd, tuningName);
+  requireOnBranch(tuning);
+  if (!tuning.config?.runner) throw usageError('no-runner', 'no runner is configured', `git tune config set runner.command 'node agent.js'`);
+  resolveCommand(tuning.config.runner); // an unknown preset fails first, as before any other check
+  const step = nextFor(tuning);
+  const { name, resume } = dueRun(tuning, step, opts.final);
+  const preflight = await preflightRun(tuning, name, opts);
+  const { config, concurrency, ids, dataset } = preflight;
+  const store = new RunStore(tuning.repo.gitdir, tuning.name, name);
+  const stored = await store.load(ids);
+  const partial = [...stored.values()].reduce((acc, s) => ({ tokens: acc.tokens + s.result.tokens, costUsd: acc.costUsd + s.result.costUsd }), { tokens: 0, costUsd: 0 });
+  const runState: RunState | undefined = tuning.state.runs.get(name);
+  const usedBefore = {
+    tokens: tuning.state.usage.tokens - (runState?.tokens ?? 0) + partial.tokens,
+    costUsd: tuning.state.usage.costUsd - (runState?.costUsd ?? 0) + partial.costUsd,
+  };
+  const spent = budgetLeft(tuning, usedBefore);
+  if (spent) {
+    throw new TuneError('budget-spent', `${name} cannot start: ${spent}`, {
+      exitCode: EXIT.history,
+      hint: config.budget.maxCostUsd !== null ? `git tune config set budget.maxCostUsd ${Number((config.budget.maxCostUsd * 2).toFixed(2))}` : `git tune config set budget.maxTokens ${(config.budget.maxTokens ?? 0) * 2}`,
+    });
+  }
+
+  const startedAt = ctx.clock().toISOString();
+  tuning = await startRun(tuning, name, { concurrency, resume, toRun: ids.length - stored.size, total: ids.length }, ctx);
+  const todo = ids.filter((id) => !stored.has(id)).map((id) => dataset.get(id)!);
+  const { stopped, touched } = await runCasePool(tuning, { name, cases: todo, preflight, store, stored, usedBefore, total: ids.length }, ctx);
+  const results = ids.map((id) => stored.get(id)?.result).filter((r): r is CaseResult => r !== undefined);
+  if (results.length < ids.length) {
+    if (stopped) {
+      const runUsage = results.reduce((acc, r) => ({ tokens: acc.tokens + r.tokens, costUsd: acc.costUsd + r.costUsd }), { tokens: 0, costUsd: 0 });
+      await commitStep(targetOf(tuning), {
+        step: { step: 'run-stop', tuning: tuning.name, run: name, reason: stopped, tokens: runUsage.tokens, costUsd: runUsage.costUsd, difficult: [] },
+        subject: `tune(${tuning.name}): ${name} stopped after ${results.length} of ${ids.length} cases (${stopped})`,
+        changes: new Map(),
+      }, { env: ctx.env, now: ctx.clock() });
+    }
+    return { run: name, finished: false, results, void: null, stopped: stopped ?? 'interrupted', commit: null };
+  }
+
+  const writes: Record<string, MemoryWrite[]> = {};
+  for (const id of ids) writes[id] = stored.get(id)!.writes;
+  const { commit, void: reason } = await recordRun(tuning, {
+    name, ids, results, writes, concurrency, target: preflight.target?.name ?? null, startedAt, touched,
+    logs: ids.map((id) => ({
+      id, stdoutFile: path.join(store.logDir, `${id}.stdout`), stderrFile: path.join(store.logDir, `${id}.stderr`),
+      rawResult: stored.get(id)!.rawResult,
+    })),
+  }, ctx);
   await store.remove();
   return { run: name, finished: true, results, void: reason, stopped: null, commit };
 }
