@@ -1,0 +1,494 @@
+import { promises as fs } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+import { judgeFileSchema, type JudgeFile } from '../contracts/judge.js';
+import { caseResultSchema, memoryWriteSchema, type CaseResult, type MemoryWrite } from '../contracts/result.js';
+import { RESULT_SET_FORMAT, resultSetManifestSchema, type ResultSetManifest } from '../contracts/shard.js';
+import { stuckEntries, viewDifficult } from '../core/difficult.js';
+import { draftFindings } from '../core/findings.js';
+import { branchName, FINAL_RUN, tagRef } from '../core/names.js';
+import {
+  bestReceipt, formatShard, groupByTarget, mergeInSelectionOrder, selectionHash, shardCases, shardFolder, shardSetProblems,
+  WHOLE, type Receipt, type Shard,
+} from '../core/shard.js';
+import { EXIT, historyError, TuneError, usageError } from '../errors.js';
+import type { Env } from '../git/identity.js';
+import type { CaseLogs } from '../run/logs.js';
+import { RunStore } from '../run/store.js';
+import { nextFor } from './decide.js';
+import { findingsPath, judgePath, recordGrade, rightInBatch } from './grade.js';
+import { requireOnBranch } from './guards.js';
+import { judgeRun } from './judge.js';
+import { readRunResults } from './results.js';
+import { budgetLeft, executeRun, preflightRun, recordRun, runCasePool, startRun, type RunContext } from './run.js';
+import { loadTuning, openTuning, readText, type Tuning } from './tuning.js';
+
+/**
+ * The final check beyond `git tune final` itself (SPEC 3.8, 8): a run of the
+ * selection (or one shard of it) that writes a result set instead of a
+ * commit; the merge of shard result sets into one final check, recorded as
+ * the run commit `executeRun` would write when asked; one check per target
+ * model; and the grade of each from checks and the judge.
+ *
+ * A result set is a folder:
+ *   manifest.json       tuning, branch, tip, seed, selection hash, shard i/n, runner, target, …
+ *   results.json        the cases' results, in selection order (the run commit's results.json)
+ *   memory-writes.json  what each case wrote to its memory copy
+ *   judge.json          the judge's verdicts (when a judge is configured)
+ *   logs/<id>/{stdout,stderr,result.json}   what goes on the logs ref
+ *   summary.md          the report (sets that were graded)
+ */
+export const SET_FILES = {
+  manifest: 'manifest.json',
+  results: 'results.json',
+  writes: 'memory-writes.json',
+  judge: 'judge.json',
+  summary: 'summary.md',
+} as const;
+
+export interface ResultSet {
+  dir: string;
+  manifest: ResultSetManifest;
+  results: CaseResult[];
+  writes: Record<string, MemoryWrite[]>;
+  judge: JudgeFile;
+  /** Case id → the set folder holding its logs (a collected set points at its shards). */
+  logSource: Map<string, string>;
+}
+
+export type FinalMode = ResultSetManifest['mode'];
+
+const safeSegment = (s: string) => s.replace(/[^A-Za-z0-9._-]/g, '_');
+
+/** `.git/tune/<name>/shards/[<target>/]<i>-of-<n>`: where a shard writes unless told. */
+export function defaultSetDir(tuning: Tuning, shard: Shard | 'collected', target: string | null): string {
+  return path.join(tuning.repo.gitdir, 'tune', tuning.name, 'shards', ...(target ? [safeSegment(target)] : []), shard === 'collected' ? 'collected' : shardFolder(shard));
+}
+
+/**
+ * Whether a run that records nothing may run now. `final`: `next` says the
+ * final check is due. `recheck`: the final check is already in history
+ * (recorded, graded, or started): the selection runs again, compared with
+ * what is recorded, and nothing is written to the branch. Otherwise the
+ * batches are not done, and no final check says anything yet.
+ */
+export function finalMode(tuning: Tuning): FinalMode {
+  const step = nextFor(tuning);
+  if (step.kind === 'final') return 'final';
+  if (tuning.state.final.length > 0) return 'recheck';
+  throw historyError('final-not-due', `the final check is not due: ${step.message}`, step.command ?? undefined);
+}
+
+function runnerOf(tuning: Tuning): string[] {
+  const runner = tuning.config!.runner!;
+  return runner.command ?? [`preset:${runner.preset}`];
+}
+
+const machine = () => ({ platform: os.platform(), arch: os.arch(), cpus: os.cpus().length, node: process.version });
+
+function unfinished(stopped: string | null, rerun: string): TuneError {
+  const sandbox = stopped?.startsWith('sandbox');
+  const budget = stopped?.startsWith('budget');
+  return new TuneError(sandbox ? 'sandbox-down' : budget ? 'budget-spent' : 'interrupted', `the final check did not finish: ${stopped ?? 'interrupted'}`, {
+    exitCode: sandbox ? EXIT.runner : budget ? EXIT.history : EXIT.interrupted,
+    hint: `${rerun}   # finished cases are kept; the rest run`,
+  });
+}
+
+/**
+ * Runs the cases of one shard of the selection (the whole selection for 1/1)
+ * with the last good memory, nothing changed, and writes them as a result
+ * set: no commit, no moved ref. Finished cases are kept under
+ * `.git/tune/<name>/runs/` until the set is written, so the same command
+ * resumes after Ctrl-C.
+ */
+export async function runResultSet(
+  tuning: Tuning,
+  opts: { shard: Shard; target?: string; concurrency?: number; out: string; rerun: string },
+  ctx: RunContext,
+): Promise<ResultSet> {
+  const mode = finalMode(tuning);
+  const preflight = await preflightRun(tuning, FINAL_RUN, { concurrency: opts.concurrency, target: opts.target });
+  const { config, dataset } = preflight;
+  const selection = preflight.ids;
+  const ids = shardCases(selection, opts.shard);
+  const target = preflight.target?.name ?? null;
+  // Keyed by tip and target: results of another commit or model are never resumed into this one.
+  const store = new RunStore(tuning.repo.gitdir, tuning.name, `${FINAL_RUN}.${tuning.tip.slice(0, 12)}.${safeSegment(target ?? '-')}.${shardFolder(opts.shard)}`);
+  const stored = await store.load(ids);
+  const usedBefore = [...stored.values()].reduce(
+    (acc, s) => ({ tokens: acc.tokens + s.result.tokens, costUsd: acc.costUsd + s.result.costUsd }), { ...tuning.state.usage });
+  const spent = budgetLeft(tuning, usedBefore);
+  if (spent) {
+    throw new TuneError('budget-spent', `the final check cannot start: ${spent}`, {
+      exitCode: EXIT.history,
+      hint: config.budget.maxCostUsd !== null ? `git tune config set budget.maxCostUsd ${Number((config.budget.maxCostUsd * 2).toFixed(2))}` : `git tune config set budget.maxTokens ${(config.budget.maxTokens ?? 0) * 2}`,
+    });
+  }
+  const startedAt = ctx.clock().toISOString();
+  const todo = ids.filter((id) => !stored.has(id)).map((id) => dataset.get(id)!);
+  const { stopped } = await runCasePool(tuning, { name: FINAL_RUN, cases: todo, preflight, store, stored, usedBefore, total: ids.length }, ctx);
+  if (ids.some((id) => !stored.has(id))) throw unfinished(stopped, opts.rerun);
+
+  const results = ids.map((id) => stored.get(id)!.result);
+  const writes: Record<string, MemoryWrite[]> = {};
+  for (const id of ids) if (stored.get(id)!.writes.length > 0) writes[id] = stored.get(id)!.writes;
+  const raw = new Map(ids.map((id) => [id, stored.get(id)!.rawResult]));
+  const judge = config.judge
+    ? await judgeRun(tuning.repo.dir, config.judge, ids.map((id) => dataset.get(id)!), results, raw, { env: ctx.env, concurrency: config.concurrency, run: FINAL_RUN })
+    : {};
+  const manifest: ResultSetManifest = {
+    format: RESULT_SET_FORMAT, tuning: tuning.name, branch: branchName(tuning.name), tip: tuning.tip, run: FINAL_RUN, mode,
+    seed: config.seed, selection: { hash: selectionHash(selection), cases: selection.length },
+    shard: opts.shard, cases: ids, runner: runnerOf(tuning), target, concurrency: preflight.concurrency,
+    machine: machine(), startedAt: [startedAt, ...results.map((r) => r.startedAt)].sort()[0]!, finishedAt: ctx.clock().toISOString(),
+    judged: config.judge !== null,
+  };
+  const logs = new Map(ids.map((id) => [id, {
+    stdout: path.join(store.logDir, `${id}.stdout`), stderr: path.join(store.logDir, `${id}.stderr`), result: stored.get(id)!.rawResult,
+  }]));
+  await writeResultSet(opts.out, { manifest, results, writes, judge }, logs);
+  await store.remove();
+  return readResultSet(opts.out);
+}
+
+interface SetLogs { stdout: string; stderr: string; result: string | null }
+
+/** Writes a result set beside its place and swaps it in: a reader never sees half of one. */
+async function writeResultSet(
+  dir: string,
+  set: { manifest: ResultSetManifest; results: readonly CaseResult[]; writes: Record<string, MemoryWrite[]>; judge: JudgeFile },
+  logs: ReadonlyMap<string, SetLogs>,
+): Promise<void> {
+  const tmp = `${dir.replace(/[\\/]+$/, '')}.tmp-${process.pid}`;
+  await fs.rm(tmp, { recursive: true, force: true });
+  await fs.mkdir(tmp, { recursive: true });
+  const json = (v: unknown) => `${JSON.stringify(v, null, 2)}\n`;
+  await fs.writeFile(path.join(tmp, SET_FILES.manifest), json(set.manifest));
+  await fs.writeFile(path.join(tmp, SET_FILES.results), json(set.results));
+  await fs.writeFile(path.join(tmp, SET_FILES.writes), json(set.writes));
+  if (set.manifest.judged) await fs.writeFile(path.join(tmp, SET_FILES.judge), json(set.judge));
+  for (const [id, l] of logs) {
+    const to = path.join(tmp, 'logs', id);
+    await fs.mkdir(to, { recursive: true });
+    await fs.copyFile(l.stdout, path.join(to, 'stdout')).catch(() => fs.writeFile(path.join(to, 'stdout'), ''));
+    await fs.copyFile(l.stderr, path.join(to, 'stderr')).catch(() => fs.writeFile(path.join(to, 'stderr'), ''));
+    if (l.result !== null) await fs.writeFile(path.join(to, 'result.json'), l.result);
+  }
+  await fs.rm(dir, { recursive: true, force: true });
+  await fs.rename(tmp, dir);
+}
+
+/** Reads and checks one result set folder; a bad one is refused with the file and what is wrong. */
+export async function readResultSet(dir: string): Promise<ResultSet> {
+  const read = async (file: string, optional: boolean): Promise<unknown> => {
+    let text: string;
+    try {
+      text = await fs.readFile(path.join(dir, file), 'utf8');
+    } catch {
+      if (optional) return undefined;
+      throw usageError('bad-result-set', `${dir} is not a result set of \`git tune final --shard\`: it has no ${file}`, `git tune final --shard 1/2 --out ${dir}`);
+    }
+    try {
+      return JSON.parse(text);
+    } catch (err) {
+      throw usageError('bad-result-set', `${path.join(dir, file)} is not JSON (${(err as Error).message})`, `git tune final --shard <i/n> --out ${dir}   # to write it again`);
+    }
+  };
+  const parse = <T>(schema: z.ZodType<T>, value: unknown, file: string): T => {
+    const r = schema.safeParse(value);
+    if (!r.success) {
+      throw usageError('bad-result-set', `${path.join(dir, file)} does not hold a result set's ${file}`, undefined,
+        r.error.issues.slice(0, 5).map((i) => `${i.path.map(String).join('.') || file}: ${i.message}`));
+    }
+    return r.data;
+  };
+  const manifest = parse(resultSetManifestSchema, await read(SET_FILES.manifest, false), SET_FILES.manifest);
+  const results = parse(z.array(caseResultSchema), await read(SET_FILES.results, false), SET_FILES.results);
+  const writes = parse(z.record(z.string(), z.array(memoryWriteSchema)), (await read(SET_FILES.writes, true)) ?? {}, SET_FILES.writes);
+  const judge = parse(judgeFileSchema, (await read(SET_FILES.judge, true)) ?? {}, SET_FILES.judge);
+  if (results.map((r) => r.id).join('\n') !== manifest.cases.join('\n')) {
+    throw usageError('bad-result-set', `${path.join(dir, SET_FILES.results)} does not hold exactly the cases its manifest names`, `git tune final --shard ${formatShard(manifest.shard)} --out ${dir}   # to write it again`);
+  }
+  return { dir, manifest, results, writes, judge, logSource: new Map(results.map((r) => [r.id, dir])) };
+}
+
+/**
+ * Merges shard result sets into one result set per target, refusing shards
+ * that do not belong together (different tuning, tip, seed or selection; a
+ * shard missing or given twice) or that ran at another tip than the
+ * tuning's: the grade reads the tuning's history at that tip.
+ */
+export async function collectResultSets(tuning: Tuning, dirs: readonly string[], out: (target: string | null, many: boolean) => string): Promise<ResultSet[]> {
+  const sets: ResultSet[] = [];
+  for (const dir of dirs) sets.push(await readResultSet(dir));
+  const selection = tuning.selection?.ids ?? [];
+  const identities = sets.map((s) => ({
+    source: s.dir, tuning: s.manifest.tuning, tip: s.manifest.tip, seed: s.manifest.seed, selectionHash: s.manifest.selection.hash,
+    target: s.manifest.target, shard: s.manifest.shard, cases: s.manifest.cases,
+  }));
+  const problems = shardSetProblems(identities, null);
+  const others = [...new Set(sets.map((s) => s.manifest.tuning))].filter((t) => t !== tuning.name);
+  if (others.length > 0) problems.unshift(`the result sets are of tuning ${others.join(', ')}, not ${tuning.name}`);
+  if (problems.length > 0) {
+    throw usageError('shards-do-not-match', `these ${sets.length} result sets do not make one final check`,
+      'run every shard at one commit of the tuning branch, then collect them all at once: git tune final --collect <dir>…', problems);
+  }
+  const tip = sets[0]!.manifest.tip;
+  if (tip !== tuning.tip) {
+    throw historyError('shards-stale', `the shards ran at ${tip.slice(0, 12)}, but ${branchName(tuning.name)} is at ${tuning.tip.slice(0, 12)}: the grade reads the history they ran at`,
+      'git tune final --ci   # run the final check again at this commit (or collect where the branch is at the shards\' commit)');
+  }
+  // Same tip, so the same selection; checked all the same, with each shard's cases.
+  const cut = shardSetProblems(identities, selection);
+  if (cut.length > 0) {
+    throw usageError('shards-do-not-match', `the result sets do not hold the selection of ${branchName(tuning.name)}`, undefined, cut);
+  }
+  const groups = groupByTarget(sets.map((s) => ({ target: s.manifest.target, set: s })));
+  const merged: ResultSet[] = [];
+  for (const group of groups) {
+    const parts = group.items.map((i) => i.set).sort((a, b) => a.manifest.shard.index - b.manifest.shard.index);
+    const first = parts[0]!.manifest;
+    const results = mergeInSelectionOrder(selection, parts.map((p) => p.results));
+    const writes: Record<string, MemoryWrite[]> = {};
+    const judge: JudgeFile = {};
+    const logSource = new Map<string, string>();
+    for (const p of parts) {
+      Object.assign(writes, p.writes);
+      Object.assign(judge, p.judge);
+      for (const [id, dir] of p.logSource) logSource.set(id, dir);
+    }
+    const sortedWrites: Record<string, MemoryWrite[]> = {};
+    const sortedJudge: JudgeFile = {};
+    for (const id of selection) {
+      if (writes[id]) sortedWrites[id] = writes[id]!;
+      if (judge[id]) sortedJudge[id] = judge[id]!;
+    }
+    const flat = parts.flatMap((p) => p.manifest.from ?? [{ shard: p.manifest.shard, concurrency: p.manifest.concurrency, machine: p.manifest.machine, startedAt: p.manifest.startedAt, finishedAt: p.manifest.finishedAt }]);
+    const manifest: ResultSetManifest = {
+      ...first, shard: WHOLE, cases: [...selection],
+      concurrency: Math.max(...parts.map((p) => p.manifest.concurrency)),
+      machine: machine(),
+      startedAt: parts.map((p) => p.manifest.startedAt).sort()[0]!,
+      finishedAt: parts.map((p) => p.manifest.finishedAt).sort().reverse()[0]!,
+      judged: parts.every((p) => p.manifest.judged),
+      from: flat,
+    };
+    const dir = out(group.target, groups.length > 1);
+    const logs = new Map(selection.map((id) => {
+      const src = path.join(logSource.get(id)!, 'logs', id);
+      return [id, { stdout: path.join(src, 'stdout'), stderr: path.join(src, 'stderr'), result: null as string | null }];
+    }));
+    for (const [id, l] of logs) l.result = await fs.readFile(path.join(logSource.get(id)!, 'logs', id, 'result.json'), 'utf8').catch(() => null);
+    await writeResultSet(dir, { manifest, results, writes: sortedWrites, judge: sortedJudge }, logs);
+    merged.push(await readResultSet(dir));
+  }
+  return merged;
+}
+
+/** One class of the selection in a report. */
+export interface ClassRow {
+  class: string;
+  cases: number;
+  right: number;
+  wrong: number;
+  stuck: number;
+  tokens: number;
+  costUsd: number;
+}
+
+/** A graded final check (or one shard of it): what the summary, the outputs and --json say. */
+export interface FinalReport extends Receipt {
+  tuning: string;
+  tip: string;
+  mode: FinalMode | 'recorded';
+  shard: Shard;
+  wrong: string[];
+  regressed: string[];
+  stuck: string[];
+  voids: string[];
+  classes: ClassRow[];
+  /** The result set folder, when one was written. */
+  out: string | null;
+  /** The run commit, when this check was recorded. */
+  commit: string | null;
+  /** For a re-check: the final check already in history. */
+  recorded: { verdict: string | null; tokens: number; costUsd: number; commit: string | null } | null;
+  findings: string;
+}
+
+/** The judge of a set: its own judge.json when its shards judged, else the configured judge now. */
+async function judgeOfSet(tuning: Tuning, set: ResultSet, env: Env): Promise<JudgeFile> {
+  const config = tuning.config!;
+  if (!config.judge || set.manifest.judged) return set.judge;
+  const dataset = new Map((await tuning.loadDataset()).map((c) => [c.id, c]));
+  const raw = new Map<string, string | null>();
+  for (const r of set.results) raw.set(r.id, await fs.readFile(path.join(set.logSource.get(r.id) ?? set.dir, 'logs', r.id, 'result.json'), 'utf8').catch(() => null));
+  const judge = await judgeRun(tuning.repo.dir, config.judge, set.results.map((r) => dataset.get(r.id)!).filter(Boolean), set.results, raw,
+    { env, concurrency: config.concurrency, run: FINAL_RUN });
+  await fs.writeFile(path.join(set.dir, SET_FILES.judge), `${JSON.stringify(judge, null, 2)}\n`);
+  set.manifest.judged = true;
+  await fs.writeFile(path.join(set.dir, SET_FILES.manifest), `${JSON.stringify(set.manifest, null, 2)}\n`);
+  set.judge = judge;
+  return judge;
+}
+
+/** The final check's grade from checks and the judge (SPEC 3.8), as `git tune grade` drafts it, with the numbers a report needs. */
+export async function reportOf(
+  tuning: Tuning,
+  input: { results: readonly CaseResult[]; judge: JudgeFile; target: string | null; mode: FinalReport['mode']; shard: Shard; out: string | null; commit: string | null },
+): Promise<FinalReport> {
+  const config = tuning.config!;
+  const state = tuning.state;
+  const stuck = stuckEntries(viewDifficult(state, config.maxRetries)).map((e) => e.id);
+  const inBatch = rightInBatch(state);
+  const draft = draftFindings({
+    run: { name: FINAL_RUN, batch: 0, half: null, number: 1 },
+    results: input.results, judge: input.judge, previous: null, passingNomem: null, recheck: [],
+    difficult: { onList: viewDifficult(state, config.maxRetries).filter((e) => e.status !== 'fixed').map((e) => e.id), open: [] },
+    aimedSince: [],
+    final: { stuck, rightInBatch: inBatch },
+  });
+  const ids = input.results.map((r) => r.id);
+  const wrong = ids.filter((id) => draft.verdicts.get(id) !== 'right' && draft.verdicts.get(id) !== 'VOID');
+  // SPEC 3.8: regressed = wrong now, right in the last graded run of its batch.
+  const regressed = wrong.filter((id) => inBatch.get(id) === true);
+  const stuckHere = stuck.filter((id) => ids.includes(id));
+  const classOf = new Map((await tuning.loadDataset()).map((c) => [c.id, c.class]));
+  const classes: ClassRow[] = [];
+  for (const r of input.results) {
+    const name = classOf.get(r.id) ?? '(unknown)';
+    let row = classes.find((c) => c.class === name);
+    if (!row) classes.push((row = { class: name, cases: 0, right: 0, wrong: 0, stuck: 0, tokens: 0, costUsd: 0 }));
+    row.cases++;
+    if (draft.verdicts.get(r.id) === 'right') row.right++;
+    else if (wrong.includes(r.id)) row.wrong++;
+    if (stuckHere.includes(r.id)) row.stuck++;
+    row.tokens += r.tokens;
+    row.costUsd += r.costUsd;
+  }
+  classes.sort((a, b) => (a.class < b.class ? -1 : a.class > b.class ? 1 : 0));
+  const last = state.final[state.final.length - 1];
+  return {
+    tuning: tuning.name, tip: tuning.tip, mode: input.mode, shard: input.shard, target: input.target,
+    verdict: draft.verdict,
+    casesRight: ids.filter((id) => draft.verdicts.get(id) === 'right').length,
+    casesTotal: ids.length,
+    tokens: input.results.reduce((s, r) => s + r.tokens, 0),
+    costUsd: input.results.reduce((s, r) => s + r.costUsd, 0),
+    wrong, regressed, stuck: stuckHere, voids: ids.filter((id) => draft.verdicts.get(id) === 'VOID'),
+    classes, out: input.out, commit: input.commit,
+    recorded: input.mode === 'recheck' && last
+      ? { verdict: last.grade?.verdict ?? (last.finished ? null : 'unfinished'), tokens: last.tokens, costUsd: last.costUsd, commit: last.runOid }
+      : null,
+    findings: draft.markdown,
+  };
+}
+
+export async function reportOfSet(tuning: Tuning, set: ResultSet, env: Env): Promise<FinalReport> {
+  const judge = await judgeOfSet(tuning, set, env);
+  return reportOf(tuning, {
+    results: set.results, judge, target: set.manifest.target, mode: set.manifest.mode, shard: set.manifest.shard, out: set.dir, commit: null,
+  });
+}
+
+/**
+ * Records a collected result set as the final check: the run-start and run
+ * commits (and tag, and logs) `git tune final` would have written for the
+ * same results, then the automatic grade. Only when the final check is due
+ * and the branch is where the shards ran.
+ */
+export async function recordResultSet(tuning: Tuning, set: ResultSet, ctx: RunContext): Promise<{ report: FinalReport; grade: string }> {
+  requireOnBranch(tuning);
+  const step = nextFor(tuning);
+  if (step.kind !== 'final') {
+    throw historyError('final-not-due', `the final check cannot be recorded now: ${step.message}`,
+      tuning.state.final.length > 0 ? `git tune final --collect ${set.dir}   # without --commit: compare it with the one recorded` : step.command ?? undefined);
+  }
+  if (set.manifest.tip !== tuning.tip) {
+    throw historyError('shards-stale', `the result set ran at ${set.manifest.tip.slice(0, 12)}, but ${branchName(tuning.name)} is at ${tuning.tip.slice(0, 12)}`, 'git tune final --ci   # run it again at this commit');
+  }
+  if (set.manifest.shard.count !== 1) {
+    throw usageError('shard-not-whole', `${set.dir} is shard ${formatShard(set.manifest.shard)}: only the whole final check is recorded`, `git tune final --collect <every shard's dir> --commit`);
+  }
+  const preflight = await preflightRun(tuning, FINAL_RUN, { target: set.manifest.target ?? undefined, concurrency: set.manifest.concurrency });
+  const ids = preflight.ids;
+  const concurrency = set.manifest.concurrency;
+  const started = await startRun(tuning, FINAL_RUN, { concurrency, resume: false, toRun: ids.length, total: ids.length }, ctx);
+  const logs: CaseLogs[] = [];
+  for (const id of ids) {
+    const src = path.join(set.logSource.get(id) ?? set.dir, 'logs', id);
+    logs.push({ id, stdoutFile: path.join(src, 'stdout'), stderrFile: path.join(src, 'stderr'), rawResult: await fs.readFile(path.join(src, 'result.json'), 'utf8').catch(() => null) });
+  }
+  const { commit } = await recordRun(started, {
+    name: FINAL_RUN, ids, results: set.results, writes: set.writes, logs, concurrency, target: set.manifest.target,
+    startedAt: set.manifest.startedAt, touched: [],
+    meta: { shards: set.manifest.from ?? [{ shard: set.manifest.shard, concurrency, machine: set.manifest.machine, startedAt: set.manifest.startedAt, finishedAt: set.manifest.finishedAt }] },
+  }, ctx);
+  const grade = await gradeRecordedFinal(await loadTuning(tuning.repo, tuning.name), set.manifest.judged ? set.judge : null, ctx);
+  return { report: { ...grade.report, out: set.dir, commit }, grade: grade.commit };
+}
+
+/**
+ * The automatic grade of the recorded final check (`git tune grade` does the
+ * same): with the shards' judge verdicts when they judged, put where the
+ * grade reads them, so the judge does not run twice.
+ */
+async function gradeRecordedFinal(tuning: Tuning, judge: JudgeFile | null, ctx: RunContext): Promise<{ report: FinalReport; commit: string }> {
+  const judgeFile = path.join(tuning.repo.dir, judgePath(tuning, FINAL_RUN));
+  const placed = judge !== null && (await fs.access(judgeFile).then(() => false, () => true));
+  if (placed) {
+    await fs.mkdir(path.dirname(judgeFile), { recursive: true });
+    await fs.writeFile(judgeFile, `${JSON.stringify(judge, null, 2)}\n`);
+  }
+  try {
+    const outcome = await recordGrade(tuning, FINAL_RUN, { ctx: { env: ctx.env, now: ctx.clock() } });
+    const after = await loadTuning(tuning.repo, tuning.name);
+    return { report: await reportOfRecorded(after), commit: outcome.commit };
+  } catch (err) {
+    if (placed) await fs.rm(judgeFile, { force: true });
+    throw err;
+  }
+}
+
+/** The report of the final check as history records it (its results and the judge.json its grade wrote). */
+export async function reportOfRecorded(tuning: Tuning): Promise<FinalReport> {
+  const run = tuning.state.final[tuning.state.final.length - 1]!;
+  const { results, meta } = await readRunResults(tuning, run.name);
+  const at = (await tuning.repo.resolveRef(tagRef(tuning.name, run.name))) ?? run.runOid!;
+  const judgeText = await readText(tuning.repo, tuning.tip, judgePath(tuning, run.name)) ?? await readText(tuning.repo, at, judgePath(tuning, run.name));
+  const report = await reportOf(tuning, {
+    results, judge: judgeText ? judgeFileSchema.parse(JSON.parse(judgeText)) : {}, target: meta?.target ?? null,
+    mode: 'recorded', shard: WHOLE, out: null, commit: run.runOid,
+  });
+  // The recorded grade is the verdict (a person may have graded it by hand).
+  if (run.grade) report.verdict = run.grade.verdict;
+  const findings = await readText(tuning.repo, tuning.tip, findingsPath(tuning, run.name));
+  if (findings) report.findings = findings;
+  return report;
+}
+
+/**
+ * `git tune final --ci --commit`: the final check as `git tune final` runs
+ * it (run-start and run commits, tag, logs), then graded automatically. A
+ * final check that finished but was not graded is only graded.
+ */
+export async function runAndRecordFinal(cwd: string, opts: { concurrency?: number; target?: string }, ctx: RunContext): Promise<FinalReport> {
+  let tuning = await openTuning(cwd);
+  const last = tuning.state.final[tuning.state.final.length - 1];
+  if (last?.grade) {
+    throw historyError('final-recorded', `the final check is already recorded (${last.grade.verdict}); --commit would write a second one`, 'git tune final --ci   # without --commit: run it again and compare');
+  }
+  if (!last?.finished) {
+    const outcome = await executeRun(cwd, undefined, { final: true, concurrency: opts.concurrency, target: opts.target }, ctx);
+    if (!outcome.finished) throw unfinished(outcome.stopped, 'git tune final --ci --commit');
+    tuning = await loadTuning(tuning.repo, tuning.name);
+  }
+  return (await gradeRecordedFinal(tuning, null, ctx)).report;
+}
+
+/** The receipts of several targets and the one to prefer. */
+export function pickBest(reports: readonly FinalReport[]): FinalReport | null {
+  return reports.length > 1 ? bestReceipt(reports) : null;
+}
