@@ -1,3 +1,4 @@
+import { describeInstalled, installWorkflows } from '../../app/ci.js';
 import { commitStep } from '../../app/commit.js';
 import { CONFIG_FILE, parseConfig, renderConfig } from '../../app/config-file.js';
 import { importDataset } from '../../app/dataset.js';
@@ -17,6 +18,8 @@ export interface InitOptions {
   judge?: string;
   editor?: string;
   dataset?: string;
+  /** Also install the GitHub workflow templates (the final check, the PR comment). */
+  github?: boolean;
   json?: boolean;
 }
 
@@ -39,6 +42,13 @@ export async function run(io: CommandIO, name: string, opts: InitOptions): Promi
   const repo = await openRepo(io.cwd);
   const ref = branchRef(name);
   if (await repo.resolveRef(ref)) {
+    // `init <name> --github` alone, on a tuning that exists: only the workflow templates.
+    if (opts.github && !opts.prose && !opts.memoryPolicy && !opts.runner && !opts.judge && !opts.editor && !opts.dataset) {
+      const installed = await installWorkflows(repo.dir, await loadTuning(repo, name), io.env);
+      if (opts.json) printJson(io, { tuning: name, workflows: installed });
+      else io.out(describeInstalled(installed).join('\n'));
+      return;
+    }
     throw usageError('tuning-exists', `tuning ${name} already exists (branch ${branchName(name)})`, `git switch ${branchName(name)} && git tune next`);
   }
   // init switches HEAD to the new branch: never in the middle of a merge, rebase, …
@@ -84,7 +94,9 @@ export async function run(io: CommandIO, name: string, opts: InitOptions): Promi
     tuning = await loadTuning(repo, name);
   }
   io.err(`created ${branchName(name)} and switched to it; settings in ${dir}/${CONFIG_FILE}`);
+  const workflows = opts.github ? await installWorkflows(repo.dir, tuning, io.env) : null;
+  if (workflows && !opts.json) io.err(describeInstalled(workflows).join('\n'));
   const step = nextFor(tuning);
-  if (opts.json) printJson(io, { tuning: name, branch: branchName(name), onBranch, next: step });
+  if (opts.json) printJson(io, { tuning: name, branch: branchName(name), onBranch, next: step, ...(workflows ? { workflows } : {}) });
   else io.out(renderNext(step));
 }
