@@ -5,6 +5,7 @@ import { secretsIn, secretsOf } from '../core/redact.js';
 import { formatStep, type Step } from '../core/steps.js';
 import { conflictError, usageError } from '../errors.js';
 import { resolveIdentity, type Env } from '../git/identity.js';
+import { blobOid, readIndexEntries } from '../git/index-file.js';
 import { withToolLock } from '../git/lock-owner.js';
 import type { FileChange, GitRepo } from '../git/types.js';
 import { crashPoint } from './crash.js';
@@ -78,19 +79,35 @@ export function assertNoSecrets(changes: Iterable<[string, FileChange]>, env: En
   }
 }
 
-/** Refuses to overwrite a user's uncommitted change to a file this step writes. */
+/**
+ * Refuses to overwrite a user's uncommitted change to a file this step
+ * writes: changed on disk, or staged (the index is updated with the step's
+ * files, so a staged version that is neither the committed one nor the one
+ * this step commits would be lost).
+ */
 export async function assertNotDirty(target: CommitTarget, commit: StepCommit): Promise<void> {
   if (!target.onBranch) return;
   const dirty: string[] = [];
-  for (const file of commit.changes.keys()) {
-    if (commit.fromWorktree?.has(file)) continue;
-    if (!(await sameAsCommitted(target.repo, target.parent, file))) dirty.push(file);
+  const index = await readIndexEntries(target.repo.gitdir, new Set(commit.changes.keys()));
+  for (const [file, change] of commit.changes) {
+    const fromWorktree = commit.fromWorktree?.has(file) ?? false;
+    if (!fromWorktree && !(await sameAsCommitted(target.repo, target.parent, file))) {
+      dirty.push(file);
+      continue;
+    }
+    const entries = index.get(file) ?? [];
+    const committed = target.parent ? await target.repo.readBlobAt(target.parent, file) : null;
+    const staged = entries.length === 0 ? null : entries.length > 1 || entries[0]!.stage !== 0 ? 'conflict' : entries[0]!.oid;
+    const allowed = [committed === null ? null : blobOid(committed)];
+    if (fromWorktree) allowed.push(change === null ? null : blobOid(typeof change.content === 'string' ? Buffer.from(change.content) : change.content));
+    // No entry at all loses nothing: only a staged blob the step would replace is someone's work.
+    if (staged !== null && !allowed.includes(staged)) dirty.push(`${file} (staged)`);
   }
   if (dirty.length > 0) {
     throw usageError(
       'dirty-file',
       `uncommitted changes in ${dirty.join(', ')} would be overwritten`,
-      `commit or stash them first: git stash push -- ${dirty.map((d) => `'${d}'`).join(' ')}`,
+      `commit or stash them first: git stash push -- ${dirty.map((d) => `'${d.replace(/ \(staged\)$/, '')}'`).join(' ')}`,
     );
   }
 }
