@@ -5,10 +5,11 @@ import type { CommandSpec, Config } from '../contracts/config.js';
 import type { Case } from '../contracts/dataset.js';
 import type { CaseResult, MemoryWrite, RunMeta } from '../contracts/result.js';
 import { batchCases, type RunState } from '../core/fold.js';
-import { FINAL_RUN, parseRunName } from '../core/names.js';
+import { FINAL_RUN, parseRunName, tagName, tagRef } from '../core/names.js';
 import type { NextStep } from '../core/next.js';
 import { EXIT, historyError, TuneError, usageError } from '../errors.js';
 import type { Env } from '../git/identity.js';
+import { withToolLock } from '../git/lock-owner.js';
 import { runCase } from '../run/case.js';
 import { writeRunLogs, type CaseLogs } from '../run/logs.js';
 import type { MemoryFile } from '../run/memory.js';
@@ -279,12 +280,23 @@ export async function startRun(tuning: Tuning, name: string, opts: { concurrency
 }
 
 export async function executeRun(cwd: string, tuningName: string | undefined, opts: RunOptions, ctx: RunContext): Promise<RunOutcome> {
+  const { repo, name } = await openTuning(cwd, tuningName);
+  // One command at a time runs a tuning's cases: the tool lock is held from the checks to the
+  // run commit, so a second `run` (or a `grade`, an `edit`…) is told who runs instead of racing it.
+  return withToolLock(repo.gitdir, name, opts.final ? 'git tune final' : 'git tune run', () => executeRunLocked(cwd, name, opts, ctx));
+}
+
+async function executeRunLocked(cwd: string, tuningName: string, opts: RunOptions, ctx: RunContext): Promise<RunOutcome> {
   let tuning = await openTuning(cwd, tuningName);
   requireOnBranch(tuning);
   if (!tuning.config?.runner) throw usageError('no-runner', 'no runner is configured', `git tune config set runner.command 'node agent.js'`);
   resolveCommand(tuning.config.runner); // an unknown preset fails first, as before any other check
   const step = nextFor(tuning);
   const { name, resume } = dueRun(tuning, step, opts.final);
+  if (await tuning.repo.resolveRef(tagRef(tuning.name, name))) {
+    // Refused before any case runs: the run commit could not be tagged.
+    throw usageError('tag-exists', `tag ${tagName(tuning.name, name)} already exists`, `git tag -d ${tagName(tuning.name, name)}   # only if it is left over from another repository`);
+  }
   const preflight = await preflightRun(tuning, name, opts);
   const { config, concurrency, ids, dataset } = preflight;
   const store = new RunStore(tuning.repo.gitdir, tuning.name, name);
