@@ -11,13 +11,20 @@ const version = (JSON.parse(readFileSync(new URL('../../package.json', import.me
 
 type Action = (io: CommandIO, ...args: never[]) => Promise<void>;
 
+/**
+ * Set while `runCli` runs a command with an IO of its caller's (`git tune
+ * auto` and `demo` run steps in-process, quietly: their output goes to the
+ * caller's narration, not to this process's stdout).
+ */
+let nestedIO: (() => CommandIO) | null = null;
+
 function lazy<M>(load: () => Promise<M>, pick: (m: M) => Action) {
   return async (...args: unknown[]) => {
     const command = args[args.length - 1] as Command;
     const params = args.slice(0, -2);
     const opts = { ...command.optsWithGlobals() };
     const action = pick(await load()) as (io: CommandIO, ...rest: unknown[]) => Promise<void>;
-    await action(processIO(), ...params, opts);
+    await action((nestedIO ?? processIO)(), ...params, opts);
   };
 }
 
@@ -209,6 +216,9 @@ Exit codes: 0 ok, 1 unexpected, 2 usage or bad input, 3 not allowed by the histo
     .description('drive the loop unattended with the configured runner, judge and editor, following `git tune next`')
     .option('--until <step>', 'stop before a step: `final` stops before the final check')
     .option('--plain', 'plain append-only lines (the default when not on a terminal)')
+    .option('--all', 'every tune/* branch that has a config, in turn (switching with git switch), then a table of outcomes')
+    .option('--max-cost-usd <usd>', 'a ceiling on what this auto spends, shared by every tuning it drives (each keeps its own budget too)')
+    .option('--max-tokens <n>', 'a ceiling on the tokens this auto spends, shared like --max-cost-usd')
     .addOption(json())
     .addHelpText('after', `\nCtrl-C or \`git tune stop\` stops at the next safe point; \`git tune auto\` again carries on from history.`)
     .action(lazy(() => import('./commands/auto.js'), (m) => m.run as Action));
@@ -289,19 +299,22 @@ Exit codes: 0 ok, 1 unexpected, 2 usage or bad input, 3 not allowed by the histo
 }
 
 function printError(err: unknown, debug: boolean, wantsJson: boolean): number {
+  const io = nestedIO?.();
+  const stdout = (text: string) => (io ? io.out(text) : process.stdout.write(text));
+  const stderr = (text: string) => (io ? io.err(text) : process.stderr.write(text));
   if (err instanceof TuneError) {
     if (wantsJson) {
-      process.stdout.write(`${JSON.stringify({ error: { code: err.code, message: err.message, hint: err.hint ?? null, details: err.details } }, null, 2)}\n`);
+      stdout(`${JSON.stringify({ error: { code: err.code, message: err.message, hint: err.hint ?? null, details: err.details } }, null, 2)}\n`);
     }
-    process.stderr.write(`error: ${err.message}\n`);
-    for (const d of err.details) process.stderr.write(`  - ${d}\n`);
-    if (err.hint) process.stderr.write(`fix: ${err.hint}\n`);
-    if (debug && err.stack) process.stderr.write(`${err.stack}\n`);
+    stderr(`error: ${err.message}\n`);
+    for (const d of err.details) stderr(`  - ${d}\n`);
+    if (err.hint) stderr(`fix: ${err.hint}\n`);
+    if (debug && err.stack) stderr(`${err.stack}\n`);
     return err.exitCode;
   }
   const e = err as Error;
-  process.stderr.write(`error: ${e?.message ?? String(err)}\n`);
-  process.stderr.write(debug ? `${e?.stack ?? ''}\n` : 'run again with --debug for the stack trace\n');
+  stderr(`error: ${e?.message ?? String(err)}\n`);
+  stderr(debug ? `${e?.stack ?? ''}\n` : 'run again with --debug for the stack trace\n');
   return EXIT.unexpected;
 }
 
@@ -310,7 +323,8 @@ export async function main(argv: string[]): Promise<number> {
   const debug = argv.includes('--debug');
   try {
     await program.parseAsync(argv);
-    return EXIT.ok;
+    // A command that reports its own outcome on stdout (auto, demo) sets a non-zero code without throwing.
+    return typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok;
   } catch (err) {
     if (err instanceof CommanderError) {
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return EXIT.ok;
@@ -320,7 +334,17 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-/** Runs `git-tune <args>` in this process (auto drives the loop this way): the exit code it would have. */
-export function runCli(args: readonly string[]): Promise<number> {
-  return main(['node', 'git-tune', ...args]);
+/**
+ * Runs `git-tune <args>` in this process (auto drives the loop this way): the
+ * exit code it would have. With `io`, the command (and its error report)
+ * writes through it instead of the process's streams.
+ */
+export async function runCli(args: readonly string[], io?: () => CommandIO): Promise<number> {
+  const outer = nestedIO;
+  nestedIO = io ?? outer;
+  try {
+    return await main(['node', 'git-tune', ...args]);
+  } finally {
+    nestedIO = outer;
+  }
 }

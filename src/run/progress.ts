@@ -10,6 +10,12 @@ export interface Progress {
   done(): void;
 }
 
+/** A case of a run starting or ending, for a watcher in the same process. */
+export type CaseEvent = { kind: 'started'; run: string; id: string } | { kind: 'finished'; run: string; result: CaseResult };
+
+/** Set by `git tune auto` (same process): its live view and its shared ceiling follow the cases of its runs. */
+export const caseEvents: { listener: ((event: CaseEvent) => void) | null } = { listener: null };
+
 export function createProgress(run: string, total: number, alreadyDone: number, write: (s: string) => void, tty: boolean): Progress {
   let done = alreadyDone;
   let running = 0;
@@ -20,11 +26,13 @@ export function createProgress(run: string, total: number, alreadyDone: number, 
     if (tty) write(`\r\x1b[2K${line()}`);
   };
   return {
-    started() {
+    started(id) {
+      caseEvents.listener?.({ kind: 'started', run, id });
       running++;
       render();
     },
     finished(r) {
+      caseEvents.listener?.({ kind: 'finished', run, result: r });
       running--;
       done++;
       tokens += r.tokens;
