@@ -1,29 +1,124 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { autoTuning, stopFile } from '../../app/auto.js';
+import { autoAll, autoTuning, newSession, stopFile, type AllResult, type AutoOptions, type AutoResult, type AutoSession, type CliOutcome } from '../../app/auto.js';
+import { createLiveView, type LiveView } from '../../app/live.js';
 import { openTuning } from '../../app/tuning.js';
 import { usageError } from '../../errors.js';
-import { printJson, type CommandIO } from '../io.js';
+import { killAll } from '../../run/process.js';
+import { printJson, table, type CommandIO } from '../io.js';
 import { runCli } from '../program.js';
 
 export interface AutoCommandOptions {
   until?: string;
   json?: boolean;
   plain?: boolean;
+  all?: boolean;
+  maxCostUsd?: string;
+  maxTokens?: string;
 }
+
+/** The live view on stderr: redrawn in place on a terminal, plain lines otherwise (SPEC: stderr is narration). */
+export function autoView(io: CommandIO, title: string, plain: boolean): LiveView {
+  const tty = !plain && Boolean(process.stderr.isTTY) && !io.env.NO_COLOR && io.env.TERM !== 'dumb';
+  return createLiveView({ title, write: (s) => process.stderr.write(s), tty, columns: () => process.stderr.columns || 100, clock: io.clock });
+}
+
+/**
+ * How auto runs a step's command: in this process, with an IO that sends the
+ * command's output to the view, indented under its `$ git tune …` line. The
+ * command's own `next:` narration is dropped (auto says the next step
+ * itself), and so is grade --draft's reminder to finish the findings by hand.
+ */
+export function quietCli(io: CommandIO, cwd: string, view: LiveView): (args: string[]) => Promise<CliOutcome> {
+  return async (args) => {
+    let error: string | null = null;
+    const nested = (): CommandIO => ({
+      cwd, env: io.env, now: io.clock(), clock: io.clock, isTTY: false,
+      out: (text) => view.log(text, '  '),
+      err: (text) => {
+        if (/^\n*next: /.test(text) || text.startsWith('finish it (verdict heading')) return;
+        const line = /^error: (.*)$/m.exec(text);
+        if (line && error === null) error = line[1]!;
+        view.log(text, '  ');
+      },
+    });
+    const code = await runCli(args, nested);
+    return { code, error };
+  };
+}
+
+/** Ctrl-C once: finish the step (running cases finish and are kept), then stop; twice: kill the cases; thrice: exit. */
+export function interruptAuto(session: AutoSession, say: (line: string) => void): () => void {
+  let count = 0;
+  const handler = () => {
+    count++;
+    session.interrupted.value = true;
+    if (count === 1) say('stopping after this step: running cases finish and are kept; `git tune auto` carries on (Ctrl-C again to kill them)');
+    else if (count === 2) killAll('SIGKILL');
+    else process.exit(130);
+  };
+  process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
+  return () => {
+    process.off('SIGINT', handler);
+    process.off('SIGTERM', handler);
+  };
+}
+
+export function autoOptions(io: CommandIO, view: LiveView, session: AutoSession, until?: 'final', cwd = io.cwd): AutoOptions {
+  return {
+    until,
+    env: io.env,
+    session,
+    say: (line) => view.log(line),
+    onStep: (step, tuning, n) => view.step(`${tuning.name} · step ${n} · ${step.kind}: ${step.message}`, tuning.state.usage),
+    onCase: (event) => view.caseEvent(event),
+    cli: quietCli(io, cwd, view),
+  };
+}
+
+function parseCeiling(text: string | undefined, flag: string, integer: boolean): number | null {
+  if (text === undefined) return null;
+  const n = Number(text);
+  if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) {
+    throw usageError('bad-ceiling', `${flag} takes a ${integer ? 'whole ' : ''}number above 0 (got ${text})`, `git tune auto ${flag} ${integer ? '500000' : '5'}`);
+  }
+  return n;
+}
+
+const usd = (n: number) => `$${n.toFixed(4)}`;
+
+function renderAll(result: AllResult): string {
+  const rows = result.tunings.map((r) => [r.tuning, r.outcome.replace('-', ' '), r.steps.length, r.spent.tokens.toLocaleString('en-US'), usd(r.spent.costUsd), r.message]);
+  rows.push(['total', '', '', result.spent.tokens.toLocaleString('en-US'), usd(result.spent.costUsd), '']);
+  const lines = [table(['tuning', 'outcome', 'steps', 'tokens', 'cost', 'why'], rows)];
+  for (const s of result.skipped) lines.push(`skipped tune/${s.tuning}: ${s.why}`);
+  return lines.join('\n');
+}
+
+const renderOne = (r: AutoResult) =>
+  `${r.tuning}: ${r.outcome}: ${r.message} (${r.steps.length} step${r.steps.length === 1 ? '' : 's'}, ${r.spent.tokens.toLocaleString('en-US')} tokens, ${usd(r.spent.costUsd)})`;
 
 export async function run(io: CommandIO, opts: AutoCommandOptions): Promise<void> {
   if (opts.until !== undefined && opts.until !== 'final') {
     throw usageError('bad-until', `--until takes \`final\` (got ${opts.until})`, 'git tune auto --until final');
   }
-  const result = await autoTuning(io.cwd, {
-    until: opts.until === 'final' ? 'final' : undefined,
-    env: io.env,
-    say: (line) => io.err(line),
-    cli: (args) => runCli(args),
+  const session = newSession({
+    maxCostUsd: parseCeiling(opts.maxCostUsd, '--max-cost-usd', false),
+    maxTokens: parseCeiling(opts.maxTokens, '--max-tokens', true),
   });
+  const view = autoView(io, opts.all ? 'git tune auto --all' : 'git tune auto', Boolean(opts.plain));
+  const release = interruptAuto(session, (line) => view.log(line));
+  const options = autoOptions(io, view, session, opts.until === 'final' ? 'final' : undefined);
+  let result: AllResult | AutoResult;
+  try {
+    result = opts.all ? await autoAll(io.cwd, options) : await autoTuning(io.cwd, options);
+  } finally {
+    release();
+    view.close();
+  }
   if (opts.json) printJson(io, result);
-  else io.out(`${result.tuning}: ${result.outcome}: ${result.message} (${result.steps.length} steps)`);
+  else io.out('tunings' in result ? renderAll(result) : renderOne(result));
   process.exitCode = result.exitCode;
 }
 
