@@ -1,0 +1,88 @@
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CLI } from '../helpers/repo.js';
+
+/**
+ * `git tune demo [dir]`: a new repository with the example agent, tuned by
+ * `git tune auto` to a VERIFIED final check, and a summary of what happened.
+ * Run as a user without any git identity: the demo sets a local one.
+ */
+const home = mkdtempSync(path.join(os.tmpdir(), 'git-tune-demo-test-'));
+afterAll(() => rmSync(home, { recursive: true, force: true }));
+
+/** The environment of a user with no git identity anywhere and no terminal. */
+function userEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v !== undefined && !/^GIT_/.test(k) && k !== 'EMAIL') env[k] = v;
+  }
+  return { ...env, HOME: home, GIT_CONFIG_GLOBAL: path.join(home, 'no-gitconfig'), GIT_CONFIG_NOSYSTEM: '1', NO_COLOR: '1' };
+}
+
+function demo(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [CLI, 'demo', ...args], { cwd: home, env: userEnv() });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+const git = (dir: string, ...args: string[]) => execFileSync('git', ['-C', dir, ...args], { encoding: 'utf8', env: userEnv() });
+
+describe.concurrent('git tune demo', () => {
+  it('tunes the example agent to VERIFIED in a new repository in the given dir, and says what happened', async () => {
+    const dir = path.join(home, 'new', 'demo repo');
+    const r = await demo([path.join('new', 'demo repo')]);
+    expect(r.code, r.stderr.slice(-2000)).toBe(0);
+    const summary = r.stdout.replace(/after \d+ s/, 'after <n> s').split(dir).join('<dir>');
+    expect(summary).toBe(`git tune demo: tune/demo is VERIFIED after <n> s, in <dir>
+
+The example agent (a deterministic stand-in for an LLM agent) was tuned by \`git tune auto\` with its runner, judge and editor:
+
+batch  cases          no-memory runs         with-memory runs     tokens without → with memory
+1      3              2 (NO CHANGE, PASSED)  2 (CORRECT, PASSED)  7,630 → 1,982 (−74%)
+2      9              2 (NO CHANGE, PASSED)  1 (PASSED)           21,391 → 5,806 (−73%)
+3      13             2 (NO CHANGE, PASSED)  1 (PASSED)           24,731 → 7,854 (−68%)
+4      8              1 (PASSED)             1 (PASSED)           13,049 → 4,638 (−64%)
+5      5 (difficult)  1 (PASSED)             1 (PASSED)           10,961 → 3,171 (−71%)
+6      5 (difficult)  1 (PASSED)             1 (PASSED)           10,968 → 3,184 (−71%)
+7      4 (difficult)  1 (PASSED)             1 (PASSED)           9,738 → 2,632 (−73%)
+
+batches    7
+runs       10 without memory, 8 with memory, 1 final check
+edits      4 made: 3 confirmed, 1 unconfirmed, 0 reverted
+difficult  billing-invoice-hours (wrong, stuck, 3 retries), shipping-promise (wrong, stuck, 3 retries)
+tokens     98,468 without memory → 29,267 with memory on the same cases (−70%); 197,529 tokens, $0.4995 in all
+final      VERIFIED: 22 of 24 right; stuck (reported, not counted): billing-invoice-hours, shipping-promise
+
+Where to look:
+  git -C '<dir>' log --oneline --decorate tune/demo
+${summary.includes('.tune/demo/README.md') ? '  <dir>/.tune/demo/README.md\n' : ''}  cd '<dir>' && git tune status
+`);
+    // The narration went to stderr; the demo made itself an identity, locally.
+    expect(r.stderr).toContain(`no git identity is configured: set user.name "git-tune demo" in ${dir}/.git/config`);
+    expect(git(dir, 'config', '--local', 'user.name').trim()).toBe('git-tune demo');
+    // What native git sees: the example on main, the tuning on tune/demo (checked out, clean), one tag per run.
+    expect(git(dir, 'log', '--format=%s', 'main')).toBe('The example agent and its prose\n');
+    expect(git(dir, 'branch', '--show-current').trim()).toBe('tune/demo');
+    expect(git(dir, 'status', '--porcelain')).toBe('');
+    expect(git(dir, 'tag', '-l', 'tune/demo/*').trim().split('\n')).toHaveLength(10 + 8 + 1);
+    expect(git(dir, 'log', '--oneline', '--decorate', '-1', 'tune/demo')).toContain('grade final-check VERIFIED');
+    git(dir, 'fsck', '--strict', '--no-dangling');
+  }, 300_000);
+
+  it('refuses a folder that is not empty, and writes nothing', async () => {
+    const dir = path.join(home, 'busy');
+    mkdirSync(dir);
+    writeFileSync(path.join(dir, 'notes.txt'), 'mine\n');
+    const r = await demo([dir]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain(`error: ${dir} is not empty: the demo makes a new repository there`);
+    expect(readdirSync(dir)).toEqual(['notes.txt']);
+  });
+});
