@@ -104,7 +104,8 @@ async function refused(repo: TempRepo, args: string[], code: number): Promise<st
   return r.stderr;
 }
 
-describe.concurrent('git tune grade: the rules a PASSED must meet', () => {
+// Each test runs ten to twenty CLI commands; side by side on two busy cores that can take a while.
+describe.concurrent('git tune grade: the rules a PASSED must meet', { timeout: 180_000 }, () => {
   it('(a) refuses a PASSED without `## Cost review` (no memory) or `## Memory review` (with memory), naming the rule and the fix', async () => {
     const repo = await ranOnce({ a: politely, b: politely });
     await draft(repo, RUN1, (t) => {
@@ -193,7 +194,7 @@ describe.concurrent('git tune grade: the rules a PASSED must meet', () => {
   });
 });
 
-describe.concurrent('git tune grade: findings a person finishes', () => {
+describe.concurrent('git tune grade: findings a person finishes', { timeout: 180_000 }, () => {
   it('refuses findings with no verdict heading or two verdict headings (exit 2), and a result that is not right or wrong', async () => {
     const repo = await ranOnce({ a: politely, c: days });
     const text = await draft(repo, RUN1);

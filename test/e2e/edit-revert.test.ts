@@ -1,0 +1,299 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CLI, ROOT, TempRepo, type CliResult } from '../helpers/repo.js';
+
+/**
+ * `git tune edit` and `git tune revert` (SPEC 3.5, 4) through the real CLI:
+ * what an edit may touch and must say, hand commits that count as edits,
+ * and reverts as new commits that restore the prose exactly, or stop on a
+ * true conflict and write nothing.
+ *
+ * The fixture runner answers `<input> <agents/prompt.md>`: a line added to
+ * prompt.md can turn a case right; agents/refunds.md is prose that no answer
+ * reads, so an edit there fixes nothing.
+ */
+const RUNNER = path.join(ROOT, 'test/fixtures/runner.mjs');
+const RUN1 = 'batch01-nomem-run1';
+const RUN2 = 'batch01-nomem-run2';
+const CASES = [
+  { id: 'desk-hello', class: 'desk', input: 'Say hello to the customer', checks: [{ type: 'contains', value: 'politely' }] },
+  { id: 'billing-refund-03', class: 'billing', input: 'Can I get a refund after 40 days?', checks: [{ type: 'contains', value: '30 days' }] },
+  { id: 'tech-reset-02', class: 'tech', input: 'How do I reset my password?', checks: [{ type: 'contains', value: 'reset link' }] },
+];
+/** Prose no answer reads: long enough that edits at its two ends do not overlap. */
+const REFUNDS = Array.from({ length: 12 }, (_, i) => `- refund rule ${i + 1}: as the handbook says`).join('\n') + '\n';
+
+const repos: TempRepo[] = [];
+afterAll(() => {
+  for (const r of repos.splice(0)) r.cleanup();
+});
+
+/** The real CLI, asynchronously: independent tests run side by side. */
+function cli(repo: TempRepo, args: string[]): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { cwd: repo.dir, env: { ...process.env, ...repo.env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+async function ok(repo: TempRepo, args: string[]): Promise<CliResult> {
+  const r = await cli(repo, args);
+  expect(r.code, `git tune ${args.join(' ')}\n${r.stderr}\n${r.stdout}`).toBe(0);
+  return r;
+}
+
+const read = (repo: TempRepo, file: string) => readFileSync(repo.path(file), 'utf8');
+const write = (repo: TempRepo, file: string, text: string) => writeFileSync(repo.path(file), text);
+const tip = (repo: TempRepo) => repo.git('rev-parse', 'HEAD').trim();
+const changesOf = (run: string) => `.tune/desk/runs/${run}/changes.md`;
+const replaceLine = (text: string, n: number, line: string) => text.split('\n').map((l, i) => (i === n - 1 ? line : l)).join('\n');
+
+/** A tuning of the three cases whose first run is graded as drafted. */
+async function graded(config: Array<[string, string]> = []): Promise<TempRepo> {
+  const repo = TempRepo.create({ 'agents/prompt.md': 'Answer politely.\n', 'agents/refunds.md': REFUNDS, 'agents/memory-policy.md': '- save what you look up\n', 'notes/todo.md': 'later\n' });
+  repos.push(repo);
+  repo.write({ 'cases.yaml': CASES.map((c) => `- ${JSON.stringify(c)}`).join('\n') + '\n' });
+  repo.git('add', 'cases.yaml');
+  repo.git('commit', '-q', '-m', 'the cases');
+  await ok(repo, ['init', 'desk', '--prose', 'agents/**/*.md', '--memory-policy', 'agents/memory-policy.md', '--runner', `node ${RUNNER}`, '--dataset', 'cases.yaml']);
+  for (const [key, value] of config) await ok(repo, ['config', 'set', key, value]);
+  await ok(repo, ['select']);
+  await ok(repo, ['batch']);
+  await ok(repo, ['run']);
+  await ok(repo, ['grade', '--draft']);
+  await ok(repo, ['grade']);
+  return repo;
+}
+
+/** Writes `files`, appends `changes` to the run's changes.md, and records the edit; returns its commit. */
+async function edit(repo: TempRepo, run: string, files: Record<string, string>, changes: string): Promise<string> {
+  repo.write(files);
+  let before = '';
+  try {
+    before = read(repo, changesOf(run));
+  } catch {
+    // the first edit after this run
+  }
+  write(repo, changesOf(run), `${before}${changes}\n`);
+  await ok(repo, ['edit']);
+  return tip(repo);
+}
+
+async function edits(repo: TempRepo): Promise<Array<{ commit: string; run: string; status: string; aims: string[] }>> {
+  return (JSON.parse((await ok(repo, ['status', '--json'])).stdout) as { edits: Array<{ commit: string; run: string; status: string; aims: string[] }> }).edits;
+}
+
+/**
+ * What native git's revert makes of one file: the three-way merge of the
+ * file now (HEAD) with the edit's parent, based on the edit (`git merge-file`).
+ */
+function nativeRevert(repo: TempRepo, edit: string, file: string): { text: string; conflicts: number } {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'git-tune-merge-file-'));
+  try {
+    const put = (name: string, rev: string) => {
+      writeFileSync(path.join(dir, name), repo.git('show', `${rev}:${file}`));
+      return path.join(dir, name);
+    };
+    const r = spawnSync('git', ['merge-file', '-p', put('now', 'HEAD'), put('edit', edit), put('parent', `${edit}^`)], { encoding: 'utf8' });
+    return { text: r.stdout, conflicts: r.status ?? -1 };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** A refused command: its exit code, and nothing written: branch tip and working tree as before. */
+async function refused(repo: TempRepo, args: string[], code: number): Promise<string> {
+  const before = { tip: tip(repo), status: repo.git('status', '--porcelain') };
+  const r = await cli(repo, args);
+  expect(r.code, r.stderr).toBe(code);
+  expect({ tip: tip(repo), status: repo.git('status', '--porcelain') }).toEqual(before);
+  return r.stderr;
+}
+
+/** Files a step commit carries besides its own: the reports regenerated at every step. */
+const REPORTS = new Set(['.tune/desk/README.md', '.tune/desk/USAGE.md']);
+const filesOf = (repo: TempRepo, rev: string) => repo.git('show', '--name-only', '--format=', rev).trim().split('\n').filter((f) => !REPORTS.has(f)).sort();
+
+// Each test runs ten to twenty CLI commands; side by side on two busy cores that can take a while.
+describe.concurrent('git tune edit', { timeout: 180_000 }, () => {
+  it('refuses files outside the prose globs, prose without changes.md, and changes.md as the last edit left it', async () => {
+    const repo = await graded();
+    write(repo, 'notes/todo.md', 'sooner\n');
+    expect(await refused(repo, ['edit', 'notes/todo.md'], 2)).toContain('error: notes/todo.md is not prose of this tuning (prose: agents/**/*.md)');
+    expect(await refused(repo, ['edit'], 2)).toContain('error: no prose file changed since');
+    repo.git('checkout', '--', 'notes/todo.md');
+
+    write(repo, 'agents/prompt.md', 'Answer politely.\nRefunds: 30 days.\n');
+    const missing = await refused(repo, ['edit'], 2);
+    expect(missing).toContain(`error: ${changesOf(RUN1)} is missing: an edit says what changed and why`);
+    expect(missing).toContain(`fix: $EDITOR ${changesOf(RUN1)}   # then: git tune edit`);
+
+    write(repo, changesOf(RUN1), '- prompt.md: the refund window in days\n\nAims: billing-refund-03\n');
+    const r = await ok(repo, ['edit']);
+    expect(r.stdout).toContain(`edit of ${RUN1} recorded (${tip(repo).slice(0, 7)}): agents/prompt.md; aims billing-refund-03`);
+    expect(r.stderr).not.toContain('warning');
+    expect(repo.git('log', '-1', '--format=%(trailers:key=Tune-Aims,valueonly)').trim()).toBe('billing-refund-03');
+    expect(repo.git('log', '-1', '--format=%(trailers:key=Tune-Run,valueonly)').trim()).toBe(RUN1);
+    expect(filesOf(repo, 'HEAD')).toEqual(['.tune/desk/runs/batch01-nomem-run1/changes.md', 'agents/prompt.md']);
+
+    write(repo, 'agents/prompt.md', 'Answer politely.\nRefunds: 30 days.\nKeep it short.\n');
+    const unchanged = await refused(repo, ['edit'], 2);
+    expect(unchanged).toContain(`error: ${changesOf(RUN1)} does not describe this edit yet (it is as the last edit left it)`);
+
+    // A second edit after the same run adds to changes.md; without an Aims line of its own it aims at the run's wrong cases.
+    write(repo, changesOf(RUN1), `${read(repo, changesOf(RUN1))}\n- prompt.md: keep answers short\n`);
+    await ok(repo, ['edit']);
+    expect(repo.git('log', '-1', '--format=%(trailers:key=Tune-Aims,valueonly)').trim()).toBe('');
+    expect((await edits(repo)).map((e) => [...e.aims].sort())).toEqual([['billing-refund-03'], ['billing-refund-03', 'tech-reset-02']]);
+    expect(repo.git('status', '--porcelain')).toBe('');
+  });
+
+  it('warns on stderr, and still records the edit, when added prose names a case id or quotes a case input', async () => {
+    const repo = await graded();
+    write(repo, 'agents/prompt.md', 'Answer politely.\nFor billing-refund-03 say 30 days.\nIf asked "How do I reset my password?", send the reset link.\n');
+    write(repo, changesOf(RUN1), '- prompt.md: two rules\n');
+    const first = await ok(repo, ['edit']);
+    expect(first.stderr).toContain('warning: this edit names case id billing-refund-03: it tunes to the test\n');
+    expect(first.stderr).toContain('warning: this edit quotes the input of case tech-reset-02 verbatim ("How do I reset my password?…"): it tunes to the test\n');
+    expect(first.stdout).toContain(`edit of ${RUN1} recorded`);
+    expect(repo.git('log', '-1', '--format=%b')).toContain(
+      'Warning, this edit may tune to the test: it names case id billing-refund-03; it quotes the input of case tech-reset-02 verbatim',
+    );
+    expect(repo.git('log', '-1', '--format=%(trailers:key=Tune-Step,valueonly)').trim()).toBe('edit');
+
+    write(repo, 'agents/prompt.md', `${read(repo, 'agents/prompt.md')}Say hello to the customer warmly.\n`);
+    write(repo, changesOf(RUN1), `${read(repo, changesOf(RUN1))}- prompt.md: greet warmly\n`);
+    const second = await ok(repo, ['edit']);
+    expect(second.stderr).toContain('warning: this edit quotes the input of case desk-hello verbatim ("Say hello to the customer…"): it tunes to the test');
+    expect(second.stderr).not.toContain('billing-refund-03'); // only lines this edit added are read
+  });
+
+  it('in a with-memory half, refuses prose outside the memory policy; the policy itself may change', async () => {
+    const repo = TempRepo.create({ 'agents/prompt.md': 'Answer politely.\n', 'agents/memory-policy.md': '- save what you look up\n' });
+    repos.push(repo);
+    repo.write({ 'cases.yaml': `- ${JSON.stringify(CASES[0])}\n` });
+    repo.git('add', 'cases.yaml');
+    repo.git('commit', '-q', '-m', 'the cases');
+    await ok(repo, ['init', 'desk', '--prose', 'agents/**/*.md', '--memory-policy', 'agents/memory-policy.md', '--runner', `node ${RUNNER}`, '--dataset', 'cases.yaml']);
+    for (const args of [['select'], ['batch'], ['run'], ['grade', '--verdict', 'PASSED'], ['memory', 'candidate'], ['run'], ['grade', '--draft'], ['grade']]) await ok(repo, args);
+    const step = JSON.parse((await ok(repo, ['next', '--json'])).stdout);
+    expect(step).toMatchObject({ kind: 'edit', half: 'mem', run: 'batch01-mem-run1' });
+    expect(step.message).toContain('edit the memory-policy files');
+
+    const run = 'batch01-mem-run1';
+    write(repo, 'agents/prompt.md', 'Answer politely and briefly.\n');
+    write(repo, 'agents/memory-policy.md', '- save what you look up\n- never save a fact that is already in memory\n');
+    write(repo, changesOf(run), '- memory-policy.md: no fact saved twice\n');
+    const err = await refused(repo, ['edit'], 2);
+    expect(err).toContain(`error: ${run} is a with-memory run: only memory-policy files (agents/memory-policy.md) may change; also changed: agents/prompt.md`);
+    expect(err).toContain('fix: git restore agents/prompt.md');
+    expect(await refused(repo, ['edit', 'agents/prompt.md'], 2)).toContain('also changed: agents/prompt.md');
+
+    repo.git('restore', 'agents/prompt.md');
+    const r = await ok(repo, ['edit']);
+    expect(r.stdout).toContain(`edit of ${run} recorded`);
+    expect(filesOf(repo, 'HEAD')).toEqual([changesOf(run), 'agents/memory-policy.md']);
+    expect((await edits(repo)).at(-1)).toMatchObject({ run, status: 'pending' });
+  });
+
+  it('a plain native git commit of prose on the tuning branch after a graded run counts as an edit', async () => {
+    const repo = await graded();
+    write(repo, 'agents/prompt.md', 'Answer politely.\nRefunds: 30 days.\n');
+    repo.git('commit', '-q', '-m', 'Say the refund window in days', '--', 'agents/prompt.md');
+    const oid = tip(repo);
+    const [hand] = await edits(repo);
+    expect(hand).toMatchObject({ commit: oid, run: RUN1, status: 'pending' });
+    expect([...hand!.aims].sort()).toEqual(['billing-refund-03', 'tech-reset-02']);
+    expect(repo.git('log', '-1', '--format=%(trailers)').trim()).toBe(''); // no hook, no trailers: a hand commit
+    expect(JSON.parse((await ok(repo, ['next', '--json'])).stdout)).toMatchObject({ kind: 'confirm', run: RUN2 });
+
+    // The next run settles it like any edit.
+    await ok(repo, ['run']);
+    await ok(repo, ['grade', '--draft']);
+    await ok(repo, ['grade']);
+    expect((await edits(repo))[0]).toMatchObject({ commit: oid, status: 'confirmed' });
+  });
+});
+
+describe.concurrent('git tune revert', { timeout: 180_000 }, () => {
+  it('with no argument, reverts every unconfirmed and pending edit of the half, keeps the confirmed one and says why', async () => {
+    const repo = await graded();
+    const fixes = await edit(repo, RUN1, { 'agents/prompt.md': 'Answer politely.\nRefunds: 30 days.\n' }, '- prompt.md: refunds in days\n\nAims: billing-refund-03');
+    const fixesNothing = await edit(repo, RUN1, { 'agents/refunds.md': replaceLine(REFUNDS, 2, '- refund rule 2: reset links are for passwords') }, '\n## Second edit\n\nAims: tech-reset-02');
+    await ok(repo, ['run']);
+    await ok(repo, ['grade', '--draft']);
+    await ok(repo, ['grade']);
+    const pending = await edit(repo, RUN2, { 'agents/refunds.md': replaceLine(read(repo, 'agents/refunds.md'), 11, '- refund rule 11: ask twice') }, '- refunds.md: rule 11');
+    expect((await edits(repo)).map((e) => [e.commit, e.status])).toEqual([[fixes, 'confirmed'], [fixesNothing, 'unconfirmed'], [pending, 'pending']]);
+
+    const before = tip(repo);
+    const r = await ok(repo, ['revert']);
+    expect(r.stdout).toBe([
+      `reverted ${pending.slice(0, 7)} (pending): agents/refunds.md`,
+      `reverted ${fixesNothing.slice(0, 7)} (unconfirmed by ${RUN2}): agents/refunds.md`,
+      `kept ${fixes.slice(0, 7)}: confirmed by ${RUN2}`,
+      '',
+    ].join('\n'));
+    expect(read(repo, 'agents/refunds.md')).toBe(REFUNDS);
+    expect(read(repo, 'agents/prompt.md')).toBe('Answer politely.\nRefunds: 30 days.\n');
+
+    // New commits on top, one per edit, newest edit first; history not rewritten.
+    expect(() => repo.git('merge-base', '--is-ancestor', before, 'HEAD')).not.toThrow();
+    const log = repo.git('log', '--format=%s%n%(trailers:key=Tune-Step,valueonly)%(trailers:key=Tune-Reverts,valueonly)', `${before}..HEAD`).split('\n').filter(Boolean);
+    expect(log).toEqual([
+      `Revert "tune(desk): edit after ${RUN1}: agents/refunds.md"`, 'revert', fixesNothing,
+      `Revert "tune(desk): edit after ${RUN2}: agents/refunds.md"`, 'revert', pending,
+    ]);
+    expect(repo.git('log', '-1', '--format=%b').trim()).toContain(`This reverts commit ${fixesNothing}: not confirmed by ${RUN2}.`);
+    expect((await edits(repo)).map((e) => e.status)).toEqual(['confirmed', 'reverted', 'reverted']);
+    expect(repo.git('status', '--porcelain')).toBe('');
+    expect(() => repo.fsck()).not.toThrow();
+
+    const after = tip(repo);
+    const again = await ok(repo, ['revert']);
+    expect(again.stdout).toBe(`nothing to revert: no unconfirmed or pending edit in this half\nkept ${fixes.slice(0, 7)}: confirmed by ${RUN2}\n`);
+    expect(tip(repo)).toBe(after);
+  });
+
+  it('git tune revert <commit> reverts one edit exactly, also when a later edit changed other lines of the same file', async () => {
+    const repo = await graded();
+    const early = await edit(repo, RUN1, { 'agents/refunds.md': replaceLine(REFUNDS, 2, '- refund rule 2: within 30 days') }, '- rule 2');
+    const late = await edit(repo, RUN1, { 'agents/refunds.md': replaceLine(read(repo, 'agents/refunds.md'), 11, '- refund rule 11: by bank transfer') }, '- rule 11');
+    const native = nativeRevert(repo, early, 'agents/refunds.md');
+    expect(native.conflicts).toBe(0);
+    const r = await ok(repo, ['revert', early.slice(0, 9)]);
+    expect(r.stdout).toBe(`reverted ${early.slice(0, 7)} (pending): agents/refunds.md\n`);
+    expect(read(repo, 'agents/refunds.md')).toBe(replaceLine(REFUNDS, 11, '- refund rule 11: by bank transfer'));
+    expect(read(repo, 'agents/refunds.md')).toBe(native.text);
+    expect(repo.git('log', '-1', '--format=%s%n%(trailers:key=Tune-Reverts,valueonly)').trim()).toBe(`Revert "tune(desk): edit after ${RUN1}: agents/refunds.md"\n${early}`);
+    expect((await edits(repo)).map((e) => [e.commit, e.status])).toEqual([[early, 'reverted'], [late, 'pending']]);
+
+    expect(await refused(repo, ['revert', early], 3)).toContain(`error: ${early.slice(0, 7)} is already reverted`);
+    expect(await refused(repo, ['revert', 'deadbeef'], 2)).toContain('error: deadbeef is not an edit of tuning desk');
+    expect(repo.git('status', '--porcelain')).toBe('');
+  });
+
+  it('a true conflict (a later edit changed the same lines) stops with the file and hunk named, exit 4, and writes nothing', async () => {
+    const repo = await graded();
+    const first = await edit(repo, RUN1, { 'agents/refunds.md': replaceLine(REFUNDS, 6, '- refund rule 6: within 30 days') }, '- rule 6');
+    await edit(repo, RUN1, { 'agents/refunds.md': replaceLine(read(repo, 'agents/refunds.md'), 6, '- refund rule 6: within 60 days') }, '- rule 6 again');
+    const before = read(repo, 'agents/refunds.md');
+    expect(nativeRevert(repo, first, 'agents/refunds.md').conflicts).toBe(1);
+    const err = await refused(repo, ['revert', first], 4);
+    expect(err).toContain(`error: cannot revert ${first.slice(0, 7)}: agents/refunds.md changed since, and its hunk @@ -3,7 +3,7 @@ no longer applies; nothing was written`);
+    expect(err).toContain('  - -- refund rule 6: within 30 days');
+    expect(err).toContain('  - +- refund rule 6: as the handbook says');
+    expect(err).toContain('fix: edit agents/refunds.md back by hand, then: git tune edit');
+    expect(read(repo, 'agents/refunds.md')).toBe(before);
+    expect((await edits(repo)).map((e) => e.status)).toEqual(['pending', 'pending']);
+    expect(() => repo.fsck()).not.toThrow();
+  });
+});
