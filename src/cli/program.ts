@@ -340,11 +340,13 @@ export async function main(argv: string[]): Promise<number> {
  * writes through it instead of the process's streams.
  */
 export async function runCli(args: readonly string[], io?: () => CommandIO): Promise<number> {
-  const outer = nestedIO;
-  nestedIO = io ?? outer;
+  const outer = { io: nestedIO, exitCode: process.exitCode };
+  nestedIO = io ?? outer.io;
+  process.exitCode = undefined;
   try {
     return await main(['node', 'git-tune', ...args]);
   } finally {
-    nestedIO = outer;
+    nestedIO = outer.io;
+    process.exitCode = outer.exitCode;
   }
 }
