@@ -9,7 +9,7 @@ import { isJudgeOutput, mergeProposals, parseFindings } from '../core/findings.j
 import { isVoidRun, type RunState } from '../core/fold.js';
 import { branchName, branchRef, FINAL_RUN, tuningDir } from '../core/names.js';
 import type { NextStep } from '../core/next.js';
-import { usageError } from '../errors.js';
+import { TuneError, usageError } from '../errors.js';
 import type { Env } from '../git/identity.js';
 import { runGit } from '../git/native.js';
 import { openRepo } from '../git/open.js';
@@ -212,7 +212,8 @@ async function runEditor(tuning: Tuning, run: RunState, judge: JudgeFile, opts: 
     });
     if (outcome.exitCode !== 0) {
       const err = (await fs.readFile(path.join(scratch, 'stderr'), 'utf8').catch(() => '')).trim().split('\n').slice(-3).join(' / ');
-      throw new Error(`the editor failed (exit ${outcome.exitCode ?? outcome.signal}${outcome.timedOut ? ', timed out' : ''}): ${err}`);
+      throw usageError('editor-failed', `the editor failed on ${run.name} (exit ${outcome.exitCode ?? outcome.signal}${outcome.timedOut ? ', timed out' : ''})${err ? `: ${err}` : ''}`,
+        `fix the editor (${editor.command?.join(' ') ?? editor.preset}), then: git tune auto`);
     }
   } finally {
     await fs.rm(scratch, { recursive: true, force: true });
@@ -345,7 +346,10 @@ export async function autoTuning(cwd: string, opts: AutoOptions, name?: string):
           outcome = await gradeStep(tuning, step, opts);
           break;
         case 'edit': {
-          const edit = await editStep(tuning, step, opts);
+          const edit = await editStep(tuning, step, opts).catch((err: unknown) => {
+            if (err instanceof TuneError) return { code: err.exitCode, error: err.message, stuck: undefined };
+            throw err;
+          });
           if (edit.stuck) return finish('stuck', edit.stuck, 3);
           outcome = edit;
           break;
