@@ -209,8 +209,11 @@ export async function runCasePool(tuning: Tuning, pool: CasePool, ctx: RunContex
   // (clean before the run) is put back, so the recorded run matches its commit.
   const touched = await uncommittedProse(tuning.repo, tuning.tip, [...config.prose, ...config.memoryPolicy]);
   if (touched.length > 0) {
+    // The runner, or a person editing meanwhile: what is there is kept aside before the restore.
+    const kept = path.join(tuning.repo.gitdir, 'tune', tuning.name, 'changed-during-run', pool.name);
+    for (const file of touched) await fs.cp(path.join(tuning.repo.dir, file), path.join(kept, file)).catch(() => undefined);
     await tuning.repo.checkoutPaths(tuning.tip, touched);
-    ctx.err(`warning: the runner changed files of the repository; restored from ${tuning.tip.slice(0, 7)}: ${touched.join(', ')}\n`);
+    ctx.err(`warning: the runner changed files of the repository; restored from ${tuning.tip.slice(0, 7)}: ${touched.join(', ')} (what was there is kept in ${path.relative(tuning.repo.dir, kept)}/)\n`);
   }
   return { stopped, touched };
 }

@@ -110,6 +110,23 @@ describe.concurrent('uncommitted work beside a tuning', () => {
   });
 });
 
+describe.concurrent('prose changed while a run runs', () => {
+  it('is put back as committed (the run used that), and what was there is kept aside, not lost', async ({ expect }) => {
+    const repo = await fresh();
+    const running = tuneAsync(repo, ['run'], { TEST_SLEEP_MS: '400' });
+    const deadline = Date.now() + 30_000;
+    // Once cases run (their logs appear), the run started from the committed prose.
+    while (!existsSync(repo.path('.git/tune/desk/runs/batch01-nomem-run1/logs')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+    repo.write({ 'agents/prompt.md': 'Answer politely, and say why.\n' }); // the next edit, started early
+    const r = await running;
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('restored from');
+    expect(readFileSync(repo.path('agents/prompt.md'), 'utf8')).toBe('Answer politely.\n');
+    expect(readFileSync(repo.path('.git/tune/desk/changed-during-run/batch01-nomem-run1/agents/prompt.md'), 'utf8')).toBe('Answer politely, and say why.\n');
+    expect(r.stderr).toContain('.git/tune/desk/changed-during-run/batch01-nomem-run1/');
+  });
+});
+
 describe.concurrent('git states a step is refused in, with the fix, writing nothing', () => {
   const refused = async (repo: TempRepo, expect: any, code: number, message: RegExp, fix: RegExp, args = ['difficult', 'add', 'a', '--why', 'wrong']) => {
     const tip = revOrNull(repo, BRANCH);
