@@ -7,13 +7,14 @@ import { caseResultSchema, memoryWriteSchema, type CaseResult, type MemoryWrite 
 import { RESULT_SET_FORMAT, resultSetManifestSchema, type ResultSetManifest } from '../contracts/shard.js';
 import { stuckEntries, viewDifficult } from '../core/difficult.js';
 import { draftFindings } from '../core/findings.js';
-import { branchName, FINAL_RUN, tagRef } from '../core/names.js';
+import { branchName, FINAL_RUN, tagName, tagRef } from '../core/names.js';
 import {
   bestReceipt, formatShard, groupByTarget, mergeInSelectionOrder, selectionHash, shardCases, shardFolder, shardSetProblems,
   WHOLE, type Receipt, type Shard,
 } from '../core/shard.js';
 import { EXIT, historyError, TuneError, usageError } from '../errors.js';
 import type { Env } from '../git/identity.js';
+import { withToolLock } from '../git/lock-owner.js';
 import type { CaseLogs } from '../run/logs.js';
 import { RunStore } from '../run/store.js';
 import { nextFor } from './decide.js';
@@ -399,7 +400,15 @@ export async function reportOfSet(tuning: Tuning, set: ResultSet, env: Env): Pro
  * same results, then the automatic grade. Only when the final check is due
  * and the branch is where the shards ran.
  */
-export async function recordResultSet(tuning: Tuning, set: ResultSet, ctx: RunContext): Promise<{ report: FinalReport; grade: string }> {
+export async function recordResultSet(loaded: Tuning, set: ResultSet, ctx: RunContext): Promise<{ report: FinalReport; grade: string }> {
+  // Held from the checks to the grade, as `git tune final` holds it: no other step lands between the run's commits.
+  return withToolLock(loaded.repo.gitdir, loaded.name, 'git tune final --collect --commit', async () => {
+    const tuning = await loadTuning(loaded.repo, loaded.name);
+    return recordResultSetLocked(tuning, set, ctx);
+  });
+}
+
+async function recordResultSetLocked(tuning: Tuning, set: ResultSet, ctx: RunContext): Promise<{ report: FinalReport; grade: string }> {
   requireOnBranch(tuning);
   const step = nextFor(tuning);
   if (step.kind !== 'final') {
@@ -411,6 +420,9 @@ export async function recordResultSet(tuning: Tuning, set: ResultSet, ctx: RunCo
   }
   if (set.manifest.shard.count !== 1) {
     throw usageError('shard-not-whole', `${set.dir} is shard ${formatShard(set.manifest.shard)}: only the whole final check is recorded`, `git tune final --collect <every shard's dir> --commit`);
+  }
+  if (await tuning.repo.resolveRef(tagRef(tuning.name, FINAL_RUN))) {
+    throw usageError('tag-exists', `tag ${tagName(tuning.name, FINAL_RUN)} already exists`, `git tag -d ${tagName(tuning.name, FINAL_RUN)}   # only if it is left over from another repository`);
   }
   const preflight = await preflightRun(tuning, FINAL_RUN, { target: set.manifest.target ?? undefined, concurrency: set.manifest.concurrency });
   const ids = preflight.ids;
@@ -475,6 +487,11 @@ export async function reportOfRecorded(tuning: Tuning): Promise<FinalReport> {
  * final check that finished but was not graded is only graded.
  */
 export async function runAndRecordFinal(cwd: string, opts: { concurrency?: number; target?: string }, ctx: RunContext): Promise<FinalReport> {
+  const opened = await openTuning(cwd);
+  return withToolLock(opened.repo.gitdir, opened.name, 'git tune final --ci --commit', () => runAndRecordFinalLocked(cwd, opts, ctx));
+}
+
+async function runAndRecordFinalLocked(cwd: string, opts: { concurrency?: number; target?: string }, ctx: RunContext): Promise<FinalReport> {
   let tuning = await openTuning(cwd);
   const last = tuning.state.final[tuning.state.final.length - 1];
   if (last?.grade) {

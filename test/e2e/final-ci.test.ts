@@ -205,7 +205,7 @@ describe.concurrent('git tune final --ci', () => {
     const again = await tune(repo, ['final', '--ci', '--commit']);
     expect(again.code).toBe(3);
     expect(again.stderr).toContain('the final check is already recorded (VERIFIED)');
-  });
+  }, 120_000);
 
   it('--ci --commit records the final check and its grade, as git tune final and git tune grade do', async () => {
     const repo = clone();
@@ -220,29 +220,41 @@ describe.concurrent('git tune final --ci', () => {
     expect(gh.outputs().verdict).toBe('VERIFIED');
     expect(JSON.parse((await ok(repo, ['next', '--json'])).stdout).kind).toBe('done');
     repo.fsck();
-  });
+  }, 120_000);
 });
 
-describe.concurrent('sharding: --shard i/n, then --collect', () => {
-  it('collects n = 1, 3 and 5 shards into exactly the result of one unsharded final check, and records it as its commits', async () => {
-    const plain = clone();
-    await ok(plain, ['final']);
-    const expected = untimed(plain.git('show', 'tune/demo:.tune/demo/runs/final-check/results.json'));
-    expect(expected.map((x) => x.id)).toEqual(selection);
+/** One unsharded `git tune final` (recorded as usual), the reference the shards are held to; made once. */
+let reference: Promise<{ repo: TempRepo; results: Array<Record<string, unknown>> }> | null = null;
+function unsharded() {
+  reference ??= (async () => {
+    const repo = clone();
+    await ok(repo, ['final']);
+    return { repo, results: untimed(repo.git('show', 'tune/demo:.tune/demo/runs/final-check/results.json')) };
+  })();
+  return reference;
+}
 
+/** Runs the n shards of the final check side by side, each into its own folder. */
+async function runShards(repo: TempRepo, dir: string, n: number): Promise<string[]> {
+  const dirs = Array.from({ length: n }, (_, k) => path.join(dir, `${n}`, `${k + 1}`));
+  const runs = await Promise.all(dirs.map((out, k) => ok(repo, ['final', '--shard', `${k + 1}/${n}`, '--out', out])));
+  for (const [k, r] of runs.entries()) {
+    if (n > 1) expect(r.stdout).toContain(`  shard ${k + 1}/${n}\n`);
+    const manifest = readJson(path.join(dirs[k]!, 'manifest.json'));
+    expect(manifest).toMatchObject({ tuning: 'demo', branch: 'tune/demo', tip: tip(repo), seed: 1, shard: { index: k + 1, count: n }, runner: ['node', 'agent.mjs'], target: null, judged: true });
+    expect(manifest.cases).toEqual(selection.filter((_, i) => i % n === k));
+  }
+  return dirs;
+}
+
+describe.concurrent('sharding: --shard i/n, then --collect', () => {
+  it('collects n = 1, 3 and 5 shards into exactly the results of one unsharded final check', async () => {
+    const { results: expected } = await unsharded();
+    expect(expected.map((x) => x.id)).toEqual(selection);
     const repo = clone();
     const dir = scratch(repo, 'shards');
     for (const n of [1, 3, 5]) {
-      const dirs: string[] = [];
-      for (let i = 1; i <= n; i++) {
-        const out = path.join(dir, `${n}`, `${i}`);
-        const r = await ok(repo, ['final', '--shard', `${i}/${n}`, '--out', out]);
-        if (n > 1) expect(r.stdout).toContain(`  shard ${i}/${n}\n`);
-        const manifest = readJson(path.join(out, 'manifest.json'));
-        expect(manifest).toMatchObject({ tuning: 'demo', branch: 'tune/demo', tip: tip(repo), seed: 1, shard: { index: i, count: n }, runner: ['node', 'agent.mjs'], target: null, judged: true });
-        expect(manifest.cases).toEqual(selection.filter((_, k) => k % n === i - 1));
-        dirs.push(out);
-      }
+      const dirs = await runShards(repo, dir, n);
       const merged = path.join(dir, `${n}`, 'merged');
       const collected = await ok(repo, ['final', '--collect', ...dirs.reverse(), '--out', merged]);
       expect(collected.stdout).toContain('final check of demo: VERIFIED\n  cases right: 6 of 6\n');
@@ -250,27 +262,30 @@ describe.concurrent('sharding: --shard i/n, then --collect', () => {
       expect(readdirSync(path.join(merged, 'logs')).sort()).toEqual([...selection].sort());
     }
     expect(tip(repo)).toBe(tip(origin)); // shards and collects record nothing
+  }, 180_000);
 
-    // Recorded: the run-start and run commits `git tune final` wrote, then the grade.
+  it('records collected shards as the run-start and run commits git tune final writes, then the grade', async () => {
+    const { repo: plain, results: expected } = await unsharded();
+    const repo = clone();
+    const dirs = await runShards(repo, scratch(repo, 'record'), 2);
     const before = tip(repo);
-    const r = await ok(repo, ['final', '--collect', ...[1, 2, 3].map((i) => path.join(dir, '3', `${i}`)), '--commit']);
+    const r = await ok(repo, ['final', '--collect', ...dirs, '--commit']);
     expect(r.stdout).toMatch(/recorded: commit [0-9a-f]{7}, tag tune\/demo\/final-check/);
     const steps = (x: TempRepo, range: string) => x.git('log', '--format=%B%x00', range).split('\0').map((m) => m.trim()).filter(Boolean);
     const mine = steps(repo, `${before}..tune/demo`);
-    const theirs = steps(plain, `${before}..tune/demo`);
     expect(mine).toHaveLength(3);
     expect(mine[0]).toMatch(/^tune\(demo\): grade final-check VERIFIED: 6\/6 right\n/);
-    expect(mine.slice(1)).toEqual(theirs); // same subjects and trailers, seal included
+    expect(mine.slice(1)).toEqual(steps(plain, `${before}..tune/demo`)); // same subjects and trailers, seal included
     expect(untimed(repo.git('show', 'tune/demo~1:.tune/demo/runs/final-check/results.json'))).toEqual(expected);
     expect(repo.git('rev-parse', 'tune/demo/final-check^{commit}').trim()).toBe(repo.git('rev-parse', 'tune/demo~1').trim());
     const logs = repo.git('ls-tree', '--name-only', 'refs/tune-logs/demo', 'final-check/').trim().split('\n');
     expect(logs.map((l) => l.replace('final-check/', '')).sort()).toEqual([...selection].sort());
-    expect(repo.git('ls-tree', '--name-only', `refs/tune-logs/demo`, `final-check/${selection[0]}/`).trim().split('\n')).toEqual(
+    expect(repo.git('ls-tree', '--name-only', 'refs/tune-logs/demo', `final-check/${selection[0]}/`).trim().split('\n')).toEqual(
       ['result.json', 'stderr', 'stdout'].map((f) => `final-check/${selection[0]}/${f}`));
     expect(JSON.parse((await ok(repo, ['next', '--json'])).stdout).kind).toBe('done');
     expect(repo.git('status', '--porcelain')).toBe('');
     repo.fsck();
-  });
+  }, 120_000);
 
   it('refuses shards that do not belong together: missing, duplicate, another seed, another tip; writing nothing', async () => {
     const repo = clone();
@@ -309,7 +324,7 @@ describe.concurrent('sharding: --shard i/n, then --collect', () => {
     expect(finalTags(repo)).toBe('');
     expect((await tune(repo, ['final', '--shard', '4/3'])).code).toBe(2);
     expect((await tune(repo, ['final', '--shard', '1/3', '--commit'])).code).toBe(2);
-  });
+  }, 120_000);
 });
 
 describe.concurrent('target models', () => {
@@ -342,7 +357,7 @@ describe.concurrent('target models', () => {
     expect(finalTags(repo)).toBe('');
 
     expect((await tune(repo, ['final', '--ci', '--target', 'nope'])).stderr).toContain('error: no target named nope');
-  });
+  }, 120_000);
 
   it('collects a matrix of shards × targets: each target whole, the best named; --commit records the one picked', async () => {
     const repo = clone();
@@ -366,7 +381,7 @@ describe.concurrent('target models', () => {
     expect(recorded.code, recorded.stderr).toBe(0);
     expect(JSON.parse(repo.git('show', 'tune/demo/final-check:.tune/demo/runs/final-check/run.json')).target).toBe('example-main');
     expect(repo.git('log', '--format=%s', '-1').trim()).toBe('tune(demo): grade final-check VERIFIED: 6/6 right');
-  });
+  }, 120_000);
 });
 
 describe.concurrent("the action's final-check script, run as GitHub runs it", () => {
@@ -418,7 +433,7 @@ describe.concurrent("the action's final-check script, run as GitHub runs it", ()
     expect(collect.outputs).toMatchObject({ verdict: 'VERIFIED', 'cases-right': '6', 'cases-total': '6', 'best-target': '', 'result-dir': path.join(dir, 'result') });
     expect(Number(collect.outputs.tokens)).toBeGreaterThan(0);
     expect(readFileSync(path.join(dir, 'result', 'summary.md'), 'utf8')).toMatch(/^## git-tune final check of demo: VERIFIED\n/);
-  });
+  }, 120_000);
 
   it('passes the exit code through (6 when not VERIFIED) and still sets the outputs; refuses without a tuning', async () => {
     const repo = clone();
