@@ -30,10 +30,7 @@ export async function openCompleteTuning(cwd: string, env: Env): Promise<Tuning>
   if (await repo.isShallow()) {
     throw historyError('shallow-clone', 'this is a shallow clone: the final check reads the tuning\'s whole history, and part of it was not fetched',
       `git fetch --unshallow origin '+refs/tune-logs/*:refs/tune-logs/*' 'refs/tags/tune/*:refs/tags/tune/*'`,
-      [
-        'in GitHub Actions: give actions/checkout `fetch-depth: 0`, then fetch the run tags and logs in a step of their own:',
-        `  ${FETCH_TUNE_REFS}`,
-      ]);
+      [`in GitHub Actions: give actions/checkout \`fetch-depth: 0\`, then fetch the run tags and logs in a step of their own: ${FETCH_TUNE_REFS}`]);
   }
   const tuning = await loadTuning(repo);
   const missing: string[] = [];

@@ -85,9 +85,10 @@ describe('the final-check action (.github/actions/final-check/action.yml)', () =
   });
 });
 
+const rendered = (name: string, paths = ['agents/**/*.md']) =>
+  renderWorkflow(raw(name), { tuning: 'demo', paths, action: 'git-tune/git-tune/.github/actions/final-check@v1.2.3' });
+
 describe('the workflow templates (templates/github/)', () => {
-  const rendered = (name: string, paths = ['agents/**/*.md']) =>
-    renderWorkflow(raw(name), { tuning: 'demo', paths, action: 'git-tune/git-tune/.github/actions/final-check@v1.2.3' });
 
   it('parse as YAML as shipped and as installed', () => {
     expect(templates).toEqual(['git-tune-comment.yml', 'git-tune-final.yml']);
@@ -162,6 +163,60 @@ describe('the workflow templates (templates/github/)', () => {
     const script = String(steps[1]!.with!.script);
     expect(script).toContain('updateComment');
     expect(script).toContain('pr.head.sha !== run.head_sha');
+  });
+});
+
+describe('the comment script (actions/github-script in git-tune-comment.yml), run against a stand-in GitHub', () => {
+  const script = String(parse(rendered('git-tune-comment.yml'), 'comment').jobs.comment.steps[1].with.script);
+  const AsyncFunction = Object.getPrototypeOf(async () => {}).constructor as new (...args: string[]) => (...a: unknown[]) => Promise<void>;
+  const repos: TempRepo[] = [];
+  afterAll(() => repos.forEach((r) => r.cleanup()));
+
+  /** Runs the script with an artifact holding `number` and a summary; returns what it asked GitHub to do. */
+  async function post(number: string, opts: { headSha?: string; comments?: Array<{ id: number; body: string; user: { type: string } }> } = {}) {
+    const dir = new TempRepo('git-tune-comment-');
+    repos.push(dir);
+    writeFileSync(dir.path('pr-number'), `${number}\n`);
+    writeFileSync(dir.path('summary.md'), '## git-tune final check of demo: VERIFIED\n');
+    const calls: Array<[string, Record<string, unknown>]> = [];
+    const github = {
+      paginate: async (fn: (a: unknown) => Promise<{ data: unknown }>, args: unknown) => (await fn(args)).data,
+      rest: {
+        pulls: { get: async (a: Record<string, unknown>) => ({ data: { number: a.pull_number, head: { sha: opts.headSha ?? 'abc1234def' } } }) },
+        issues: {
+          listComments: async () => ({ data: opts.comments ?? [] }),
+          createComment: async (a: Record<string, unknown>) => void calls.push(['create', a]),
+          updateComment: async (a: Record<string, unknown>) => void calls.push(['update', a]),
+        },
+      },
+    };
+    const context = { repo: { owner: 'o', repo: 'r' }, payload: { workflow_run: { head_sha: 'abc1234def', html_url: 'https://example.test/run/1' } } };
+    const core = { notice: (m: string) => calls.push(['notice', { message: m }]) };
+    const before = process.env.RESULT_DIR;
+    process.env.RESULT_DIR = dir.dir;
+    try {
+      await new AsyncFunction('github', 'context', 'core', 'require', script)(github, context, core, (m: string) => requireStub(m));
+    } finally {
+      process.env.RESULT_DIR = before;
+    }
+    return calls;
+  }
+  const requireStub = (m: string) => (m === 'node:fs' ? { readFileSync } : m === 'node:path' ? path : (() => { throw new Error(m); })());
+
+  it('creates one comment, marked, then updates that one in place', async () => {
+    const created = await post('7');
+    expect(created).toHaveLength(1);
+    expect(created[0]![0]).toBe('create');
+    expect(created[0]![1]).toMatchObject({ owner: 'o', repo: 'r', issue_number: 7 });
+    const body = String(created[0]![1].body);
+    expect(body).toMatch(/^<!-- git-tune-final-check: demo -->\n## git-tune final check of demo: VERIFIED\n/);
+    const updated = await post('7', { comments: [{ id: 1, body: 'hi', user: { type: 'User' } }, { id: 42, body, user: { type: 'Bot' } }] });
+    expect(updated).toEqual([['update', expect.objectContaining({ comment_id: 42 })]]);
+  });
+
+  it('comments on nothing when the pull request moved on, and refuses a number that is not one', async () => {
+    expect((await post('7', { headSha: 'fff0000' })).map((c) => c[0])).toEqual(['notice']);
+    await expect(post('7; rm -rf /')).rejects.toThrow('the artifact holds no pull request number');
   });
 });
 
