@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, openSync, readdirSync, readFileSync, readSync, promises as fs } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
@@ -15,19 +15,25 @@ import type { GitRepo } from '../git/types.js';
  * no diff looks) so `git tune next` on a long history does not walk it again.
  *
  * It can never serve a stale state. An entry holds the branch tip it was
- * folded at and the ids of the two tip files the fold reads (config.yaml for
- * the prose globs, selection.json for the final check's cases), and the hash
- * of the code that folded it:
+ * folded at, the ids of the two tip files the fold reads (config.yaml for the
+ * prose globs, selection.json for the final check's cases), and a hash of the
+ * code that folded it:
  * - the tip unchanged: the entry is the state (commits never change);
  * - the tip moved and the cached tip is on the new tip's first-parent line:
  *   only the commits since are read and folded on top of the cached state
  *   (refolded from the cached commits, without reading git again, when
  *   config.yaml or selection.json changed);
  * - anything else (a reset, a rewrite, a new init, other code): rebuilt.
+ *
+ * The file has three parts read as needed: the head (tip, parsed tip files),
+ * the state, the commits. Pure decisions on a tip (`next`) are kept beside it
+ * (`memo.bin`), so a warm `next` costs the same on any history.
  */
 export interface TipFiles {
   configText: string | null;
   selectionText: string | null;
+  /** README.md: not read by the fold, kept so a warm load reads nothing at the tip. */
+  readmeText: string | null;
 }
 
 /** What the fold takes from the tip files. */
@@ -36,22 +42,25 @@ export interface FoldInputs {
   selection: readonly string[];
 }
 
-export interface TuningHistory extends TipFiles {
-  state: TuningState;
+export interface TuningHistory<P> extends TipFiles {
+  /** What `parse` made of the tip files (kept in the cache: a warm load parses nothing). */
+  parsed: P;
+  /** The fold at the tip. Read from the cache file only when asked for. */
+  state: () => TuningState;
   /** Oldest first, from the init commit. Read from the cache file only when asked for. */
   commits: () => HistoryCommit[];
+  /** A pure function of this tip's history and files, computed once per tip and kept. */
+  memo: <T>(key: string, compute: () => T) => T;
 }
 
-interface Head {
+interface Head extends TipFiles {
   format: number;
   code: string;
   tuning: string;
   tip: string;
   configOid: string | null;
   selectionOid: string | null;
-  configText: string | null;
-  selectionText: string | null;
-  state: TuningState;
+  parsed: unknown;
 }
 
 interface Tail {
@@ -61,16 +70,20 @@ interface Tail {
 }
 
 const MAGIC = Buffer.from('git-tune-history\n');
-const FORMAT = 1;
+const FORMAT = 3;
 
 export function cacheDir(gitdir: string, tuning: string): string {
   return path.join(gitdir, 'tune', tuning, 'cache');
 }
 
 const cacheFile = (gitdir: string, tuning: string) => path.join(cacheDir(gitdir, tuning), 'history.bin');
+const memoFile = (gitdir: string, tuning: string) => path.join(cacheDir(gitdir, tuning), 'memo.bin');
 
 let codeHash: string | null = null;
-/** The fold's code: an entry folded by other code (an upgrade, a rebuild) is not reused. */
+/**
+ * The code that folds and decides: an entry made by other code (an upgrade, a
+ * rebuild) is not reused. File names, sizes and times: a build rewrites them.
+ */
 function foldCodeHash(): string {
   if (codeHash) return codeHash;
   const hash = createHash('sha1').update(String(FORMAT));
@@ -80,9 +93,12 @@ function foldCodeHash(): string {
   const files = [
     ...inDir(path.join(here, '..', 'core')),
     ...inDir(path.join(here, '..', 'contracts')),
-    ...['cache', 'tuning', 'config-file'].map((f) => path.join(here, `${f}${ext}`)),
+    ...['cache', 'tuning', 'config-file', 'decide'].map((f) => path.join(here, `${f}${ext}`)),
   ];
-  for (const file of files) hash.update(path.relative(here, file)).update(readFileSync(file));
+  for (const file of files) {
+    const st = statSync(file, { throwIfNoEntry: false });
+    hash.update(`${path.relative(here, file)} ${st?.size} ${st?.mtimeMs} ${st?.ino}\n`);
+  }
   codeHash = hash.digest('hex');
   return codeHash;
 }
@@ -90,41 +106,54 @@ function foldCodeHash(): string {
 const blobOid = (text: string | null) =>
   text === null ? null : createHash('sha1').update(`blob ${Buffer.byteLength(text)}\0`).update(text).digest('hex');
 
-/** Reads the head of the cache file (not the commits), or null when there is none or it does not parse. */
-function readHead(file: string): { head: Head; tailAt: number } | null {
-  let fd: number;
+/** One length-prefixed part of the cache file at `at`, or null when the file is cut short. */
+function readPart(bytes: Buffer, at: number): { value: unknown; end: number } | null {
+  if (bytes.length < at + 4) return null;
+  const end = at + 4 + bytes.readUInt32BE(at);
+  if (bytes.length < end) return null;
+  return { value: v8.deserialize(bytes.subarray(at + 4, end)), end };
+}
+
+/**
+ * The cache file read whole (one snapshot: another process may replace it
+ * meanwhile) with its head parsed, or null when there is none or it does not
+ * parse. The state and the commits are deserialized only when asked for.
+ */
+function readHead(file: string): { head: Head; bytes: Buffer; stateAt: number } | null {
   try {
-    fd = openSync(file, 'r');
+    const bytes = readFileSync(file);
+    if (!bytes.subarray(0, MAGIC.length).equals(MAGIC)) return null;
+    const part = readPart(bytes, MAGIC.length);
+    const head = part?.value as Head | undefined;
+    return head?.format === FORMAT ? { head, bytes, stateAt: part!.end } : null;
   } catch {
     return null;
   }
-  try {
-    const prefix = Buffer.alloc(MAGIC.length + 4);
-    if (readSync(fd, prefix, 0, prefix.length, 0) !== prefix.length || !prefix.subarray(0, MAGIC.length).equals(MAGIC)) return null;
-    const length = prefix.readUInt32BE(MAGIC.length);
-    const body = Buffer.alloc(length);
-    if (readSync(fd, body, 0, length, prefix.length) !== length) return null;
-    const head = v8.deserialize(body) as Head;
-    return head.format === FORMAT ? { head, tailAt: prefix.length + length } : null;
-  } catch {
-    return null;
-  } finally {
-    closeSync(fd);
-  }
 }
 
-function readTail(file: string, tailAt: number): Tail {
-  return v8.deserialize(readFileSync(file).subarray(tailAt)) as Tail;
+/** The state and, when asked, the commits after it; throws when the file is broken. */
+function readBody(bytes: Buffer, stateAt: number, withTail: boolean): { state: TuningState; tail: Tail | null } {
+  const state = readPart(bytes, stateAt);
+  if (!state) throw new Error('cache file cut short');
+  if (!withTail) return { state: state.value as TuningState, tail: null };
+  const tail = readPart(bytes, state.end);
+  if (!tail) throw new Error('cache file cut short');
+  return { state: state.value as TuningState, tail: tail.value as Tail };
 }
 
-async function writeCache(file: string, head: Head, tail: Tail): Promise<void> {
-  const body = v8.serialize(head);
+function framed(value: unknown): Buffer {
+  const body = v8.serialize(value);
   const length = Buffer.alloc(4);
   length.writeUInt32BE(body.length);
+  return Buffer.concat([length, body]);
+}
+
+async function writeCache(file: string, head: Head, state: TuningState, tail: Tail): Promise<void> {
   const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
   try {
+    const bytes = Buffer.concat([MAGIC, framed(head), framed(state), framed(tail)]);
     await fs.mkdir(path.dirname(file), { recursive: true });
-    await fs.writeFile(tmp, Buffer.concat([MAGIC, length, body, v8.serialize(tail)]));
+    await fs.writeFile(tmp, bytes);
     await fs.rename(tmp, file);
   } catch {
     // A cache that cannot be written (a read-only repository) only costs speed.
@@ -133,8 +162,42 @@ async function writeCache(file: string, head: Head, tail: Tail): Promise<void> {
 }
 
 /**
+ * Per-tip results of pure decisions, in their own small file: valid for one
+ * tip and one build of the code, dropped as soon as either changes.
+ */
+function memoAt(gitdir: string, tuning: string, tip: string): <T>(key: string, compute: () => T) => T {
+  const file = memoFile(gitdir, tuning);
+  const code = foldCodeHash();
+  let values: Record<string, unknown> | null = null;
+  return <T>(key: string, compute: () => T): T => {
+    if (values === null) {
+      values = {};
+      try {
+        const entry = v8.deserialize(readFileSync(file)) as { code: string; tip: string; values: Record<string, unknown> };
+        if (entry.code === code && entry.tip === tip) values = entry.values;
+      } catch {
+        // none yet, or unreadable: computed again
+      }
+    }
+    if (key in values) return values[key] as T;
+    const value = compute();
+    values[key] = value;
+    const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+    try {
+      mkdirSync(path.dirname(file), { recursive: true });
+      writeFileSync(tmp, v8.serialize({ code, tip, values }));
+      renameSync(tmp, file);
+    } catch {
+      rmSync(tmp, { force: true });
+    }
+    return value;
+  };
+}
+
+/**
  * The first-parent line from `tip` back to this tuning's init commit, or to
- * `stop` (a commit already folded) if it comes first. Oldest first. Commits
+ * `stop` (a commit already folded) if it comes first. Oldest first, each
+ * with its parsed step (drop it with `dropParsed` after the fold). Commits
  * without this tuning's trailers get the paths they changed.
  */
 export async function walkHistory(
@@ -151,8 +214,9 @@ export async function walkHistory(
       reached = 'stop';
       break;
     }
+    // Parsed once: the fold takes the step from here.
     const step = parseStep(entry.message);
-    out.push({ oid: entry.oid, message: entry.message });
+    out.push({ oid: entry.oid, message: entry.message, step });
     if (step?.tuning === name && step.step === 'init') {
       reached = 'init';
       break;
@@ -172,6 +236,12 @@ export async function walkHistory(
   return { commits: out.reverse(), handPaths, reached };
 }
 
+/** Drops the parsed steps the walk left on the commits: they are not part of a HistoryCommit's data. */
+export function dropParsed(commits: HistoryCommit[]): HistoryCommit[] {
+  for (const c of commits) delete c.step;
+  return commits;
+}
+
 function markProse(commits: HistoryCommit[], handPaths: Record<string, string[]>, isProse: (p: string) => boolean): void {
   for (const c of commits) {
     const paths = handPaths[c.oid];
@@ -181,91 +251,77 @@ function markProse(commits: HistoryCommit[], handPaths: Record<string, string[]>
 
 /**
  * The tuning's history and state at `tip`, from the cache when it holds them.
- * `readTip` reads config.yaml and selection.json at the tip (asked only when
- * the cache does not already hold this tip); `inputs` parses them for the fold.
+ * `readTip` reads the tip files, and `parse` makes of them what the fold needs
+ * and what the caller keeps (`parsed`); both are asked only when the cache
+ * does not hold this tip.
  */
-export async function readTuningHistory(
+export async function readTuningHistory<P>(
   repo: GitRepo,
   name: string,
   tip: string,
   readTip: () => Promise<TipFiles>,
-  inputs: (files: TipFiles) => FoldInputs,
-): Promise<TuningHistory> {
+  parse: (files: TipFiles) => Promise<{ fold: FoldInputs; parsed: P }>,
+): Promise<TuningHistory<P>> {
   const file = cacheFile(repo.gitdir, name);
   const code = foldCodeHash();
+  const memo = memoAt(repo.gitdir, name, tip);
   const cached = readHead(file);
   const usable = cached && cached.head.code === code && cached.head.tuning === name ? cached : null;
   if (usable && usable.head.tip === tip) {
-    const { head, tailAt } = usable;
+    const { head, bytes, stateAt } = usable;
+    let state: TuningState | null = null;
     let commits: HistoryCommit[] | null = null;
     return {
       configText: head.configText,
       selectionText: head.selectionText,
-      state: head.state,
-      commits: () => (commits ??= readTail(file, tailAt).commits),
+      readmeText: head.readmeText,
+      parsed: head.parsed as P,
+      state: () => (state ??= readBody(bytes, stateAt, false).state),
+      commits: () => (commits ??= readBody(bytes, stateAt, true).tail!.commits),
+      memo,
     };
   }
 
   const files = await readTip();
-  const { isProse, selection } = inputs(files);
-  const configOid = blobOid(files.configText);
-  const selectionOid = blobOid(files.selectionText);
+  const { fold, parsed } = await parse(files);
+  const head: Head = {
+    format: FORMAT, code, tuning: name, tip, ...files,
+    configOid: blobOid(files.configText), selectionOid: blobOid(files.selectionText), parsed,
+  };
   const walked = await walkHistory(repo, name, tip, usable?.head.tip ?? null);
+  const before = walked.reached === 'stop' && usable ? readBodySafe(usable.bytes, usable.stateAt) : null;
   let commits: HistoryCommit[];
   let handPaths: Record<string, string[]>;
   let state: TuningState;
-  const tail = walked.reached === 'stop' && usable ? readTailSafe(file, usable.tailAt) : null;
-  if (walked.reached === 'stop' && !tail) return readTuningHistoryUncached(repo, name, tip, files, { isProse, selection }, code, file);
-  if (tail && usable) {
-    commits = [...tail.commits, ...walked.commits];
-    handPaths = { ...tail.handPaths, ...walked.handPaths };
-    if (usable.head.configOid === configOid && usable.head.selectionOid === selectionOid) {
-      markProse(walked.commits, walked.handPaths, isProse);
-      state = foldHistory(name, walked.commits, selection, usable.head.state);
-    } else {
-      markProse(commits, handPaths, isProse);
-      state = foldHistory(name, commits, selection);
-    }
+  if (!before || !usable) {
+    // Walked to the init commit (or the cached commits cannot be read back: walk it all).
+    const all = walked.reached === 'init' ? walked : await walkHistory(repo, name, tip);
+    ({ commits, handPaths } = all);
+    markProse(commits, handPaths, fold.isProse);
+    state = foldHistory(name, commits, fold.selection);
+  } else if (usable.head.configOid === head.configOid && usable.head.selectionOid === head.selectionOid) {
+    commits = [...before.tail.commits, ...walked.commits];
+    handPaths = { ...before.tail.handPaths, ...walked.handPaths };
+    markProse(walked.commits, walked.handPaths, fold.isProse);
+    state = foldHistory(name, walked.commits, fold.selection, before.state);
   } else {
-    commits = walked.commits;
-    handPaths = walked.handPaths;
-    markProse(commits, handPaths, isProse);
-    state = foldHistory(name, commits, selection);
+    // Other prose globs or another selection: refold everything, from the cached commits (no git read).
+    commits = [...before.tail.commits, ...walked.commits];
+    handPaths = { ...before.tail.handPaths, ...walked.handPaths };
+    markProse(commits, handPaths, fold.isProse);
+    state = foldHistory(name, commits, fold.selection);
   }
-  return store(file, { code, name, tip, files, state, commits, handPaths });
+  dropParsed(commits);
+  // Serialized before anyone can touch the state handed out.
+  await writeCache(file, head, state, { commits, handPaths });
+  return { ...files, parsed, state: () => state, commits: () => commits, memo };
 }
 
-function readTailSafe(file: string, tailAt: number): Tail | null {
+function readBodySafe(bytes: Buffer, stateAt: number): { state: TuningState; tail: Tail } | null {
   try {
-    return readTail(file, tailAt);
+    const body = readBody(bytes, stateAt, true);
+    return { state: body.state, tail: body.tail! };
   } catch {
     return null;
   }
-}
-
-/** The whole walk, for a cache entry whose commits cannot be read back. */
-async function readTuningHistoryUncached(
-  repo: GitRepo, name: string, tip: string, files: TipFiles, inputs: FoldInputs, code: string, file: string,
-): Promise<TuningHistory> {
-  const walked = await walkHistory(repo, name, tip);
-  markProse(walked.commits, walked.handPaths, inputs.isProse);
-  const state = foldHistory(name, walked.commits, inputs.selection);
-  return store(file, { code, name, tip, files, state, commits: walked.commits, handPaths: walked.handPaths });
-}
-
-async function store(
-  file: string,
-  e: { code: string; name: string; tip: string; files: TipFiles; state: TuningState; commits: HistoryCommit[]; handPaths: Record<string, string[]> },
-): Promise<TuningHistory> {
-  // Serialized before anyone can touch the state handed out.
-  await writeCache(
-    file,
-    {
-      format: FORMAT, code: e.code, tuning: e.name, tip: e.tip,
-      configOid: blobOid(e.files.configText), selectionOid: blobOid(e.files.selectionText),
-      configText: e.files.configText, selectionText: e.files.selectionText, state: e.state,
-    },
-    { commits: e.commits, handPaths: e.handPaths },
-  );
-  return { ...e.files, state: e.state, commits: () => e.commits };
 }

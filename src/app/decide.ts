@@ -15,6 +15,7 @@ export function nextInputFor(tuning: Tuning): NextInput {
   };
 }
 
+/** Kept per branch tip in the cache (src/app/cache.ts): every input above is read at the tip. */
 export function nextFor(tuning: Tuning): NextStep {
-  return decideNext(nextInputFor(tuning));
+  return tuning.memo ? tuning.memo('next', () => decideNext(nextInputFor(tuning))) : decideNext(nextInputFor(tuning));
 }

@@ -9,10 +9,8 @@ import { branchName, branchRef, parseBranchName, tuningDir } from '../core/names
 import { usageError } from '../errors.js';
 import { openRepo } from '../git/open.js';
 import type { GitRepo } from '../git/types.js';
-import { readTuningHistory, walkHistory, type TipFiles } from './cache.js';
-import { CONFIG_FILE, parseConfig } from './config-file.js';
+import { dropParsed, readTuningHistory, walkHistory, type TipFiles } from './cache.js';
 import { finishInterruptedSteps } from './recover.js';
-import { DATASET_FILE, parseDatasetJsonl } from './dataset-file.js';
 
 /**
  * Read: a tuning's branch history and the files at its tip, as plain data.
@@ -30,9 +28,17 @@ export interface Tuning {
   config: Config | null;
   configText: string | null;
   selection: Selection | null;
+  /** README.md at the tip (its hand-written part still the placeholder is a note of `next`). */
+  readme?: string | null;
   /** What this read did besides reading: an interrupted step it finished (src/app/recover.ts). */
   notices?: string[];
   loadDataset(): Promise<Case[]>;
+  /**
+   * A pure function of this tuning as loaded (its tip), computed once per tip
+   * and kept in the cache (src/app/cache.ts). Only on the object loadTuning
+   * returned: a copy with other state computes afresh.
+   */
+  memo?<T>(key: string, compute: () => T): T;
 }
 
 export const SELECTION_FILE = 'selection.json';
@@ -76,7 +82,7 @@ export async function readHistory(
 ): Promise<HistoryCommit[]> {
   const { commits, handPaths } = await walkHistory(repo, name, tip);
   for (const c of commits) if (handPaths[c.oid]) c.touchesProse = handPaths[c.oid]!.some(isProse);
-  return commits;
+  return dropParsed(commits);
 }
 
 export async function openTuning(cwd: string, name?: string): Promise<Tuning> {
@@ -95,39 +101,51 @@ export async function loadTuning(repo: GitRepo, requested?: string): Promise<Tun
       `git tune init ${name} --prose '<glob>'`);
   }
   const dir = tuningDir(name);
-  // The history and its fold come from the cache when it holds this tip (src/app/cache.ts).
-  const parse = (files: TipFiles) => ({
-    config: files.configText === null ? null : parseConfig(files.configText, `${dir}/${CONFIG_FILE}`).config,
-    selection: files.selectionText === null ? null : selectionSchema.parse(JSON.parse(files.selectionText)),
-  });
-  let parsed: ReturnType<typeof parse> | null = null;
+  // The history, its fold and the parsed tip files come from the cache when it
+  // holds this tip (src/app/cache.ts); the YAML parser loads only when it does not.
   const history = await readTuningHistory(
     repo, name, tip,
-    async () => ({
-      configText: await readText(repo, tip, `${dir}/${CONFIG_FILE}`),
-      selectionText: await readText(repo, tip, `${dir}/${SELECTION_FILE}`),
-    }),
-    (files) => {
-      parsed = parse(files);
-      return { isProse: matcher(parsed.config?.prose ?? []), selection: parsed.selection?.ids ?? [] };
+    async () => {
+      const { CONFIG_FILE } = await import('./config-file.js');
+      return {
+        configText: await readText(repo, tip, `${dir}/${CONFIG_FILE}`),
+        selectionText: await readText(repo, tip, `${dir}/${SELECTION_FILE}`),
+        readmeText: await readText(repo, tip, `${dir}/README.md`),
+      };
+    },
+    async (files: TipFiles) => {
+      const { CONFIG_FILE, parseConfig } = await import('./config-file.js');
+      const config = files.configText === null ? null : parseConfig(files.configText, `${dir}/${CONFIG_FILE}`).config;
+      const selection = files.selectionText === null ? null : selectionSchema.parse(JSON.parse(files.selectionText));
+      return { fold: { isProse: matcher(config?.prose ?? []), selection: selection?.ids ?? [] }, parsed: { config, selection } };
     },
   );
-  const { configText, state } = history;
-  const { config, selection } = parsed ?? parse(history);
+  const { configText } = history;
+  const { config, selection } = history.parsed;
   let dataset: Promise<Case[]> | null = null;
-  return {
-    repo, name, dir, ref, tip, onBranch, state, config, configText, selection,
+  const readme = history.readmeText;
+  const tuning: Tuning = {
+    repo, name, dir, ref, tip, onBranch, config, configText, selection, readme,
     ...(finished.length > 0 ? { notices: finished } : {}),
+    // Read from the cache when first used: a warm `next` whose answer is kept never needs them.
+    get state() {
+      return history.state();
+    },
     get commits() {
       return history.commits();
     },
+    memo<T>(key: string, compute: () => T): T {
+      return this === tuning ? history.memo(key, compute) : compute();
+    },
     loadDataset() {
-      dataset ??= readText(repo, tip, `${dir}/${DATASET_FILE}`).then((text) =>
-        text === null ? [] : parseDatasetJsonl(text, `${dir}/${DATASET_FILE}`),
-      );
+      dataset ??= import('./dataset-file.js').then(async ({ DATASET_FILE, parseDatasetJsonl }) => {
+        const text = await readText(repo, tip, `${dir}/${DATASET_FILE}`);
+        return text === null ? [] : parseDatasetJsonl(text, `${dir}/${DATASET_FILE}`);
+      });
       return dataset;
     },
   };
+  return tuning;
 }
 
 /** Refuses to write while git is in the middle of something the user must finish. */

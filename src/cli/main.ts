@@ -1,6 +1,14 @@
 #!/usr/bin/env node
 // The `git-tune` executable. The program itself lives in program.ts, so `git
 // tune auto` can run commands in-process without importing this entry point.
-import { main } from './program.js';
+import { readFileSync } from 'node:fs';
 
-process.exitCode = await main(process.argv);
+// `--version` alone answers before commander and the program load (BENCHMARKS.md: start-up).
+const args = process.argv.slice(2);
+if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
+  const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  process.stdout.write(`${version}\n`);
+} else {
+  const { main } = await import('./program.js');
+  process.exitCode = await main(process.argv);
+}

@@ -11,6 +11,8 @@ export interface HistoryCommit {
   message: string;
   /** For a commit without step trailers: did it change prose files? */
   touchesProse?: boolean;
+  /** `parseStep(message)`, when the reader has parsed it already (the fold then does not parse it again). */
+  step?: Step | null;
 }
 
 export interface Grade {
@@ -345,7 +347,7 @@ export function foldHistory(
     const index = offset + i;
     state.commits += 1;
     state.tipOid = commit.oid;
-    const step = parseStep(commit.message);
+    const step = commit.step !== undefined ? commit.step : parseStep(commit.message);
     if (step === null || step.tuning !== tuning) {
       const forged = step === null ? unsealedStep(commit.message, tuning) : null;
       if (forged) state.warnings.push(`commit ${commit.oid.slice(0, 7)} carries ${forged}: its trailers are ignored, it counts as a hand commit`);

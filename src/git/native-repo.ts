@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
+import { deflateSync } from 'node:zlib';
 import { TuneError, EXIT, conflictError } from '../errors.js';
 import { readRefValue, withIndexLock, writeFileAtomic } from './lockfile.js';
 import type { CommitInfo, FileChange, GitRepo, LogEntry, NewCommit, Person, RefEntry, TreeFile } from './types.js';
@@ -13,10 +14,10 @@ import { assertIndexSupported, removeEmptyDirs } from './worktree.js';
  * from it (see the notes); git itself does neither. So:
  * - object reads go through one long-lived `git cat-file --batch`;
  * - a first-parent walk is one streamed `git rev-list` (stopped early by the caller);
- * - objects are written by long-lived `git hash-object -w --stdin-paths`
- *   processes (git hashes, checks the format and writes them); trees and
- *   commits are laid out here byte for byte as isomorphic-git lays them out,
- *   so both backends give the same commit ids for the same step;
+ * - a commit's new objects go to `git unpack-objects --strict` as one pack
+ *   (git checks and writes them); trees and commits are laid out here byte
+ *   for byte as isomorphic-git lays them out, so both backends give the same
+ *   commit ids for the same step;
  * - refs move with `git update-ref <ref> <new> <old>` (git's own locking, and a
  *   reflog entry); the index is updated with `git update-index`.
  * Processes are spawned lazily and unref'd while idle, so they never keep the
@@ -53,8 +54,8 @@ function gitFailed(args: readonly string[], code: number | null, stderr: string)
 }
 
 /**
- * One long-lived git process answering requests in order (cat-file --batch,
- * hash-object --stdin-paths). Referenced only while a request is pending.
+ * One long-lived git process answering requests in order (cat-file --batch).
+ * Referenced only while a request is pending.
  */
 class GitPipe {
   private readonly child: ChildProcess;
@@ -132,11 +133,6 @@ const parseObject: Parser<RawObject | null> = (buf) => {
   return { used: nl + 1 + length + 1, value: { oid: oid!, type: type!, data: Buffer.from(buf.subarray(nl + 1, nl + 1 + length)) } };
 };
 
-const parseLine: Parser<string> = (buf) => {
-  const nl = buf.indexOf(10);
-  return nl < 0 ? null : { used: nl + 1, value: buf.toString('utf8', 0, nl) };
-};
-
 export interface TreeEntry {
   mode: string; // six digits, as isomorphic-git reports them ('040000' for a tree)
   path: string;
@@ -161,10 +157,10 @@ export function parseTree(data: Buffer): TreeEntry[] {
 
 /** A tree object's bytes, entries in git's order (a tree sorts as if its name ended in '/'). */
 export function formatTree(entries: readonly TreeEntry[]): Buffer {
-  const key = (e: TreeEntry) => Buffer.from(e.type === 'tree' ? `${e.path}/` : e.path, 'utf8');
-  const sorted = [...entries].sort((a, b) => Buffer.compare(key(a), key(b)));
+  const keyed = entries.map((e) => ({ e, key: Buffer.from(e.type === 'tree' ? `${e.path}/` : e.path, 'utf8') }));
+  keyed.sort((a, b) => Buffer.compare(a.key, b.key));
   return Buffer.concat(
-    sorted.flatMap((e) => [Buffer.from(`${e.mode.replace(/^0+/, '')} ${e.path}\0`, 'utf8'), Buffer.from(e.oid, 'hex')]),
+    keyed.flatMap(({ e }) => [Buffer.from(`${e.mode.replace(/^0+/, '')} ${e.path}\0`, 'utf8'), Buffer.from(e.oid, 'hex')]),
   );
 }
 
@@ -174,6 +170,7 @@ export function formatTree(entries: readonly TreeEntry[]): Buffer {
  * same text, whoever wrote the commit.
  */
 function normalizeMessage(message: string): string {
+  if (message.endsWith('\n') && !message.endsWith('\n\n') && message[0] !== '\n' && !message.includes('\r')) return message;
   return `${message.replace(/\r/g, '').replace(/^\n+/, '').replace(/\n+$/, '')}\n`;
 }
 
@@ -228,19 +225,56 @@ function runOnce(
 }
 
 const TREE_CACHE_LIMIT = 4096;
+const PACK_TYPES = { commit: 1, tree: 2, blob: 3 } as const;
+
+/** New objects of one write, kept once each, and the pack that carries them to git. */
+class ObjectBatch {
+  private readonly objects = new Map<string, { type: keyof typeof PACK_TYPES; data: Buffer }>();
+  readonly trees = new Map<string, TreeEntry[]>();
+
+  add(type: keyof typeof PACK_TYPES, data: Buffer): string {
+    const oid = objectId(type, data);
+    if (!this.objects.has(oid)) this.objects.set(oid, { type, data });
+    return oid;
+  }
+
+  /** A version 2 pack of whole (undeltified) objects: header, entries, SHA-1 trailer. */
+  pack(): Buffer {
+    const header = Buffer.alloc(12);
+    header.write('PACK', 0, 'latin1');
+    header.writeUInt32BE(2, 4);
+    header.writeUInt32BE(this.objects.size, 8);
+    const parts: Buffer[] = [header];
+    for (const { type, data } of this.objects.values()) {
+      // Entry header: type and size, the size in 4 bits then 7 bits per byte, low bits first.
+      let size = data.length;
+      const bytes: number[] = [];
+      let byte = (PACK_TYPES[type] << 4) | (size & 0x0f);
+      size = Math.floor(size / 16);
+      while (size > 0) {
+        bytes.push(byte | 0x80);
+        byte = size & 0x7f;
+        size = Math.floor(size / 128);
+      }
+      bytes.push(byte);
+      parts.push(Buffer.from(bytes), deflateSync(data, { level: 1 }));
+    }
+    const body = Buffer.concat(parts);
+    return Buffer.concat([body, createHash('sha1').update(body).digest()]);
+  }
+}
 
 export class NativeGitRepo implements GitRepo {
   readonly backend = 'native' as const;
   private catFile: GitPipe | null = null;
-  private readonly writers = new Map<string, GitPipe>();
   private readonly trees = new Map<string, TreeEntry[]>();
   private indexHeld = false;
-  private tmpCounter = 0;
 
   constructor(readonly dir: string, readonly gitdir: string) {}
 
   private get base(): string[] {
-    return ['--git-dir', this.gitdir];
+    // Our git children run in the working tree: a relative gitdir is resolved against ours first.
+    return ['--git-dir', path.resolve(this.gitdir)];
   }
 
   private async run(args: readonly string[], opts: { input?: string | Buffer; env?: Record<string, string>; ok?: number[] } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -335,9 +369,14 @@ export class NativeGitRepo implements GitRepo {
     const cached = this.trees.get(oid);
     if (cached) return cached;
     const entries = parseTree(await this.readTyped(oid, 'tree'));
+    this.remember(oid, entries);
+    return entries;
+  }
+
+  /** Trees are immutable: the ones read or written stay at hand (a chain of steps rewrites the same folders). */
+  private remember(oid: string, entries: TreeEntry[]): void {
     if (this.trees.size >= TREE_CACHE_LIMIT) this.trees.clear();
     this.trees.set(oid, entries);
-    return entries;
   }
 
   async treeOidAt(commitOid: string, filepath: string): Promise<string | null> {
@@ -398,30 +437,7 @@ export class NativeGitRepo implements GitRepo {
     return out.sort();
   }
 
-  /**
-   * Writes one object through a long-lived `git hash-object -w --stdin-paths`
-   * of its type: git hashes the bytes, checks a tree's or commit's format, and
-   * writes the loose object. The id computed here must agree.
-   */
-  private async writeObject(type: 'blob' | 'tree' | 'commit', data: Buffer, tmpdir: string): Promise<string> {
-    const expected = objectId(type, data);
-    let writer = this.writers.get(type);
-    if (!writer) {
-      writer = new GitPipe([...this.base, 'hash-object', '-w', '--no-filters', '-t', type, '--stdin-paths'], this.dir);
-      this.writers.set(type, writer);
-    }
-    const file = path.join(tmpdir, `${type}-${++this.tmpCounter}`);
-    await fs.writeFile(file, data);
-    try {
-      const oid = await writer.request(file, parseLine);
-      if (oid !== expected) throw new TuneError('object-id', `git wrote ${type} ${oid}, expected ${expected}`, { exitCode: EXIT.unexpected });
-      return oid;
-    } finally {
-      await fs.rm(file, { force: true });
-    }
-  }
-
-  private async buildTree(base: string | null, changes: Map<string, FileChange>, blobs: Map<string, string>, tmpdir: string, prefix: string): Promise<string | null> {
+  private async buildTree(base: string | null, changes: Map<string, FileChange>, blobs: Map<string, string>, out: ObjectBatch, prefix: string): Promise<string | null> {
     const entries = new Map((base ? await this.readTree(base) : []).map((e) => [e.path, e]));
     const sub = new Map<string, Map<string, FileChange>>();
     for (const [p, change] of changes) {
@@ -438,39 +454,40 @@ export class NativeGitRepo implements GitRepo {
     }
     for (const [name, map] of sub) {
       const existing = entries.get(name);
-      const oid = await this.buildTree(existing?.type === 'tree' ? existing.oid : null, map, blobs, tmpdir, `${prefix}${name}/`);
+      const oid = await this.buildTree(existing?.type === 'tree' ? existing.oid : null, map, blobs, out, `${prefix}${name}/`);
       if (oid === null) entries.delete(name);
       else entries.set(name, { mode: '040000', path: name, oid, type: 'tree' });
     }
     if (entries.size === 0) return null;
     const list = [...entries.values()];
-    const oid = await this.writeObject('tree', formatTree(list), tmpdir);
-    this.trees.set(oid, list);
+    const oid = out.add('tree', formatTree(list));
+    out.trees.set(oid, list);
     return oid;
   }
 
+  /**
+   * The objects of one commit (blobs, trees, the commit) go to git as one pack
+   * on the stdin of `git unpack-objects --strict`: one process however many
+   * files a step writes (a run's logs are three per case), git hashes and
+   * writes each loose object itself, checks every object's format and that
+   * every tree and commit points at objects that exist, and writes nothing if
+   * one check fails.
+   */
   async writeCommit(commit: NewCommit): Promise<string> {
-    const tmpdir = path.join(this.gitdir, 'tune', 'tmp', `${process.pid}-${randomBytes(4).toString('hex')}`);
-    await fs.mkdir(tmpdir, { recursive: true });
-    try {
-      const parentTree = commit.parent ? (await this.readCommit(commit.parent)).tree : null;
-      // Blobs first and all at once: the writer answers in order, without a round trip per file.
-      const blobs = new Map<string, string>();
-      await Promise.all(
-        [...commit.changes].map(async ([p, change]) => {
-          if (change === null) return;
-          const data = typeof change.content === 'string' ? Buffer.from(change.content, 'utf8') : Buffer.from(change.content);
-          blobs.set(p, await this.writeObject('blob', data, tmpdir));
-        }),
-      );
-      const tree = (await this.buildTree(parentTree, new Map(commit.changes), blobs, tmpdir, '')) ?? (await this.writeObject('tree', Buffer.alloc(0), tmpdir));
-      const raw = formatCommit({
-        tree, parents: commit.parent ? [commit.parent] : [], author: commit.author, committer: commit.committer, message: commit.message,
-      });
-      return await this.writeObject('commit', raw, tmpdir);
-    } finally {
-      await fs.rm(tmpdir, { recursive: true, force: true });
+    const parentTree = commit.parent ? (await this.readCommit(commit.parent)).tree : null;
+    const out = new ObjectBatch();
+    const blobs = new Map<string, string>();
+    for (const [p, change] of commit.changes) {
+      if (change === null) continue;
+      blobs.set(p, out.add('blob', typeof change.content === 'string' ? Buffer.from(change.content, 'utf8') : Buffer.from(change.content)));
     }
+    const tree = (await this.buildTree(parentTree, new Map(commit.changes), blobs, out, '')) ?? out.add('tree', Buffer.alloc(0));
+    const oid = out.add('commit', formatCommit({
+      tree, parents: commit.parent ? [commit.parent] : [], author: commit.author, committer: commit.committer, message: commit.message,
+    }));
+    await this.run(['unpack-objects', '-q', '--strict'], { input: out.pack() });
+    for (const [treeOid, list] of out.trees) this.remember(treeOid, list);
+    return oid;
   }
 
   /**
@@ -585,7 +602,7 @@ export class NativeGitRepo implements GitRepo {
       await fs.copyFile(index, copy).catch((err: NodeJS.ErrnoException) => {
         if (err.code !== 'ENOENT') throw err;
       });
-      await this.run(['--work-tree', this.dir, 'update-index', '--add', '--remove', '-z', '--stdin'], {
+      await this.run(['--work-tree', path.resolve(this.dir), 'update-index', '--add', '--remove', '-z', '--stdin'], {
         input: paths.map((p) => `${p}\0`).join(''),
         env: { GIT_INDEX_FILE: copy },
       });

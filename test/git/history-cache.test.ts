@@ -3,8 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TempRepo } from '../helpers/repo.js';
 // The built product, as the CLI runs it (tests run after `npm run build`).
 import { cacheDir } from '../../dist/app/cache.js';
+import { nextFor, nextInputFor } from '../../dist/app/decide.js';
 import { loadTuning, readHistory } from '../../dist/app/tuning.js';
 import { foldHistory } from '../../dist/core/fold.js';
+import { decideNext } from '../../dist/core/next.js';
 import { matcher } from '../../dist/core/glob.js';
 import { formatStep } from '../../dist/core/steps.js';
 import { IsoGitRepo } from '../../dist/git/iso.js';
@@ -83,6 +85,8 @@ describe.each([
     const tuning = await loadTuning(counted, NAME);
     const expected = await fresh();
     expect(tuning.tip).toBe(tip);
+    // `next` is kept per tip (memo.bin): it must be what the fresh state decides.
+    expect(nextFor(tuning)).toEqual(decideNext(nextInputFor({ ...tuning, state: expected.state })));
     expect(tuning.state).toEqual(expected.state);
     expect(tuning.commits).toEqual(expected.commits);
     return { tuning, seen };
@@ -118,9 +122,16 @@ describe.each([
     expect(repo.git('status', '--porcelain', '--ignored')).not.toContain('.git');
   });
 
-  it('a warm load reads nothing of git', async () => {
+  it('a warm load reads nothing of git, and a kept `next` needs no state', async () => {
     const { seen } = await load();
     expect(seen).toEqual({ walked: 0, diffs: 0 });
+    const tuning = await loadTuning(git, NAME);
+    const state = Object.getOwnPropertyDescriptor(tuning, 'state')!;
+    expect(state.get).toBeTypeOf('function'); // read from the cache file only when used
+    expect(nextFor(tuning).kind).toBe('edit');
+    // A copy with another state is decided afresh, never from the memo.
+    const copy = { ...tuning, state: foldHistory(NAME, (await fresh()).commits.slice(0, 4)) };
+    expect(nextFor(copy).kind).not.toBe('edit');
   });
 
   it('after a new step, walks only to the cached tip and folds the new commits on top', async () => {
