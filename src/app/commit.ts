@@ -1,5 +1,6 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
+import type { HistoryCommit } from '../core/fold.js';
 import { tagRef } from '../core/names.js';
 import { secretsIn, secretsOf } from '../core/redact.js';
 import { formatStep, type Step } from '../core/steps.js';
@@ -10,6 +11,7 @@ import { withToolLock } from '../git/lock-owner.js';
 import type { FileChange, GitRepo } from '../git/types.js';
 import { crashPoint } from './crash.js';
 import { clearJournal, writeJournal } from './recover.js';
+import { withReports } from './reports.js';
 import { assertCleanGitState } from './tuning.js';
 
 /**
@@ -39,6 +41,8 @@ export interface CommitTarget {
   tuning: string;
   /** Whether HEAD is on this branch (then index and working tree follow). */
   onBranch: boolean;
+  /** The tuning's commits up to `parent`, when already read (the README is rendered from them). */
+  history?: () => readonly HistoryCommit[];
 }
 
 export interface WriteContext {
@@ -149,8 +153,10 @@ async function commitStepsLocked(target: CommitTarget, commits: readonly StepCom
   });
 }
 
-async function writeSteps(target: CommitTarget, commits: readonly StepCommit[], ctx: WriteContext): Promise<string[]> {
+async function writeSteps(target: CommitTarget, steps: readonly StepCommit[], ctx: WriteContext): Promise<string[]> {
   const { repo } = target;
+  // README.md and USAGE.md go into the step's own commit, so they are never behind (SPEC 7).
+  const commits = await withReports(target, steps);
   const touched = new Set<string>();
   for (const commit of commits) {
     // A later commit of the chain may rewrite a file an earlier one wrote; only the first is checked against the disk.
@@ -198,6 +204,9 @@ async function writeSteps(target: CommitTarget, commits: readonly StepCommit[], 
 }
 
 /** Where the next step of a loaded tuning goes: on top of the tip it was read at. */
-export function targetOf(tuning: { repo: GitRepo; ref: string; tip: string; name: string; onBranch: boolean }): CommitTarget {
-  return { repo: tuning.repo, ref: tuning.ref, parent: tuning.tip, tuning: tuning.name, onBranch: tuning.onBranch };
+export function targetOf(tuning: { repo: GitRepo; ref: string; tip: string; name: string; onBranch: boolean; commits?: readonly HistoryCommit[] }): CommitTarget {
+  return {
+    repo: tuning.repo, ref: tuning.ref, parent: tuning.tip, tuning: tuning.name, onBranch: tuning.onBranch,
+    ...('commits' in tuning ? { history: () => tuning.commits ?? [] } : {}),
+  };
 }

@@ -20,6 +20,7 @@ import { crashPoint } from './crash.js';
 import { CONFIG_FILE, parseConfig, renderConfig } from './config-file.js';
 import { DATASET_FILE, formatDatasetJsonl, readDatasetInput } from './dataset-file.js';
 import { clearJournal, writeJournal } from './recover.js';
+import { reportChanges } from './reports.js';
 import { assertCleanGitState, SELECTION_FILE } from './tuning.js';
 
 /**
@@ -1309,12 +1310,19 @@ async function applyImportLocked(repo: GitRepo, plan: ImportPlan, ctx: WriteCont
   const commits: string[] = [];
   const paths = new Set<string>();
   let parent = base;
-  for (const step of plan.steps) {
+  const built: HistoryCommit[] = [];
+  for (const [i, step] of plan.steps.entries()) {
     const data = step.reverts ? { ...step.data, reverts: step.reverts.map((i) => commits[i]!) } : step.data;
     const changes = new Map<string, FileChange>(step.files.map(([p, content]) => [p, { content }]));
     const message = formatStep({ ...data, tuning: plan.tuning, difficult: step.difficult } as Parameters<typeof formatStep>[0], step.subject, step.body);
+    if (i === plan.steps.length - 1) {
+      // The tuning's README.md and USAGE.md, as a step writes them, in the import's last commit (SPEC 7).
+      const [reports] = await reportChanges({ repo, tuning: plan.tuning, parent, history: () => built, onBranch: false, usage: 'always' }, [{ step: data.step, message, changes }]);
+      for (const [p, change] of reports!) changes.set(p, change);
+    }
     const oid = await repo.writeCommit({ parent, changes, message, author, committer });
     commits.push(oid);
+    built.push({ oid, message });
     for (const p of changes.keys()) paths.add(p);
     parent = oid;
   }

@@ -60,6 +60,8 @@ Exit codes: 0 ok, 1 unexpected, 2 usage or bad input, 3 not allowed by the histo
     .option('--editor <cmd>', 'optional editor command used by `git tune auto`')
     .option('--dataset <file>', 'import this dataset right away (JSON, JSONL, YAML, or a folder)')
     .option('--github', 'also install the GitHub workflows (final check on pull requests, sharded; a PR comment) into .github/workflows/; alone on an existing tuning, only that')
+    .option('--agent-skill', 'add the skill file for coding agents (.claude/skills/git-tune/SKILL.md) to the init commit')
+    .option('--no-hooks', 'do not install the git hooks (`git tune hooks install` does it later)')
     .addOption(json())
     .addHelpText('after', `\nExample:\n  git tune init support-desk --prose 'agents/**/*.md' --runner 'node agent.js' --dataset cases.yaml`)
     .action(lazy(() => import('./commands/init.js'), (m) => m.run as Action));

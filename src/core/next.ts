@@ -34,6 +34,8 @@ export interface NextInput {
   complexity: (id: string) => Complexity | undefined;
   /** `.tune/<name>`, for paths in messages. */
   dir: string;
+  /** The README's hand-written part is still the placeholder (SPEC 5 point 5). */
+  readmePlaceholder?: boolean;
 }
 
 /** The lowest concurrency at which a VOID run is still re-run (SPEC section 5). */
@@ -90,6 +92,10 @@ function notesFor(input: NextInput): string[] {
       const spent = state.usage.tokens >= maxTokens ? 'spent' : 'nearly spent';
       notes.push(`token budget ${spent}: ${state.usage.tokens} of ${maxTokens} tokens`);
     }
+  }
+  // Once a run is graded there is something to explain: from then on, until it is written.
+  if (input.readmePlaceholder && [...state.runs.values()].some((r) => r.grade !== null)) {
+    notes.push(`${input.dir}/README.md still has the placeholder in its hand-written part: write what is tuned and why, and the open problems (the next step commits it)`);
   }
   if (state.warnings.length > 0) notes.push(`history has ${state.warnings.length} step(s) that did not fit: git tune status`);
   return notes;

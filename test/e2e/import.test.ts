@@ -169,6 +169,8 @@ describe('git tune import', () => {
     // The compact files are on the branch, the bulky per-case log is not.
     const files = r.git('ls-tree', '-r', '--name-only', 'HEAD', '.tune/finetune').trim().split('\n');
     expect(files).toEqual([
+      '.tune/finetune/README.md',
+      '.tune/finetune/USAGE.md',
       '.tune/finetune/batches/batch01.json',
       '.tune/finetune/config.yaml',
       '.tune/finetune/dataset.jsonl',

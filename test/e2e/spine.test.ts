@@ -66,7 +66,8 @@ describe('the spine, as a user drives it', () => {
   it('git tune init support-desk: creates the branch, switches to it, says what is next', () => {
     const r = repo.tune(['init', 'support-desk', '--prose', 'agents/**/*.md', '--runner', 'node agent.js']);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toBe('created tune/support-desk and switched to it; settings in .tune/support-desk/config.yaml\n');
+    expect(r.stderr).toBe('created tune/support-desk and switched to it; settings in .tune/support-desk/config.yaml\n' +
+      'installed git hooks in .git/hooks; `git tune hooks uninstall` removes them\n');
     expect(r.stdout).toBe(
       'import the cases (JSON, JSONL or YAML): git tune dataset import <file>\n  git tune dataset import <file>\n',
     );

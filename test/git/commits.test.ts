@@ -160,6 +160,8 @@ describe('the spine as native git sees it', () => {
     expect(dataset.every((c: { rev: string }) => /^[0-9a-f]{12}$/.test(c.rev))).toBe(true);
     const tree = repo.git('ls-tree', '-r', '--name-only', BRANCH, '.tune').trim().split('\n');
     expect(tree).toEqual([
+      '.tune/support-desk/README.md',
+      '.tune/support-desk/USAGE.md',
       '.tune/support-desk/batches/batch01.json',
       '.tune/support-desk/config.yaml',
       '.tune/support-desk/dataset.jsonl',

@@ -1,8 +1,85 @@
-import type { CommandIO } from '../io.js';
+import { clearHookState, installHooks, messageHook, prePushRefspecs, pushAlong, tuningOnHead, uninstallHooks, type HooksOutcome } from '../../app/hooks.js';
+import { nextFor } from '../../app/decide.js';
+import { loadTuning } from '../../app/tuning.js';
+import { openRepo } from '../../git/open.js';
+import { printJson, type CommandIO } from '../io.js';
+import { renderNext } from './next.js';
 
-const pending = async (_io: CommandIO): Promise<void> => {
-  throw new Error('git tune hooks is being built');
-};
-export const install = pending;
-export const uninstall = pending;
-export const hook = pending;
+function describe(o: HooksOutcome): string {
+  const lines: string[] = [];
+  if (o.installed.length) lines.push(`installed ${o.installed.join(', ')}`);
+  if (o.chained.length) lines.push(`installed ${o.chained.join(', ')}, chained after the hooks that were there (kept as <name>.pre-git-tune)`);
+  if (o.updated.length) lines.push(`updated ${o.updated.join(', ')}`);
+  if (o.removed.length) lines.push(`removed ${o.removed.join(', ')}`);
+  if (o.restored.length) lines.push(`restored the hooks that were there: ${o.restored.join(', ')}`);
+  for (const s of o.skipped) lines.push(`left ${s.hook} alone: ${s.why}`);
+  if (lines.length === 0) lines.push('nothing to do');
+  return `${o.dir}: ${lines.join('; ')}`;
+}
+
+export async function install(io: CommandIO, opts: { json?: boolean }): Promise<void> {
+  const out = await installHooks(await openRepo(io.cwd), io.env);
+  if (opts.json) printJson(io, out);
+  else io.out(describe(out));
+}
+
+export async function uninstall(io: CommandIO, opts: { json?: boolean }): Promise<void> {
+  const out = await uninstallHooks(await openRepo(io.cwd), io.env);
+  if (opts.json) printJson(io, out);
+  else io.out(describe(out));
+}
+
+function readStdin(): Promise<string> {
+  return new Promise((resolve) => {
+    if (process.stdin.isTTY) return resolve('');
+    let data = '';
+    process.stdin.setEncoding('utf8');
+    process.stdin.on('data', (c) => (data += c));
+    process.stdin.on('end', () => resolve(data));
+    process.stdin.on('error', () => resolve(data));
+  });
+}
+
+/**
+ * `git-tune hook <name> [args...]`, run by the installed hooks. A hook never
+ * stops a commit or a push for a reason of its own: problems are warnings.
+ */
+export async function hook(io: CommandIO, name: string, args: string[], _opts: unknown): Promise<void> {
+  const stdin = name === 'pre-push' ? await readStdin() : '';
+  try {
+    const repo = await openRepo(io.cwd);
+    const load = (tuning: string) => loadTuning(repo, tuning);
+    switch (name) {
+      case 'prepare-commit-msg':
+      case 'commit-msg': {
+        const [file, source, sha] = args;
+        if (!file) return;
+        const r = await messageHook(repo, load, io.env, name, file, source, sha);
+        if (r.forged.length > 0) io.err(`git-tune: removed trailers a hand commit cannot claim: ${r.forged.join('; ')}`);
+        for (const w of r.plan?.warnings ?? []) io.err(`git-tune: warning: ${w}`);
+        if (r.action === 'trailers' && name === 'commit-msg' && r.plan) io.err(`git-tune: this commit is ${r.plan.summary}`);
+        return;
+      }
+      case 'post-commit': {
+        await clearHookState(repo);
+        const tuning = await tuningOnHead(repo);
+        if (!tuning) return;
+        io.err(`git-tune next: ${renderNext(nextFor(await load(tuning)))}`);
+        return;
+      }
+      case 'pre-push': {
+        const [remote] = args;
+        if (!remote) return;
+        const specs = await prePushRefspecs(repo, stdin);
+        if (specs.length === 0) return;
+        await pushAlong(repo, io.env, remote, specs);
+        io.err(`git-tune: pushed ${specs.map((s) => s.split(':')[0]).join(', ')} to ${remote} with the tuning branch`);
+        return;
+      }
+      default:
+        io.err(`git-tune: unknown hook ${name}: nothing done`);
+    }
+  } catch (err) {
+    io.err(`git-tune: warning: the ${name} hook did nothing: ${(err as Error).message}`);
+  }
+}

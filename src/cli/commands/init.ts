@@ -1,5 +1,7 @@
+import path from 'node:path';
 import { describeInstalled, installWorkflows } from '../../app/ci.js';
 import { commitStep } from '../../app/commit.js';
+import { installHooks, skillToInstall } from '../../app/hooks.js';
 import { CONFIG_FILE, parseConfig, renderConfig } from '../../app/config-file.js';
 import { importDataset } from '../../app/dataset.js';
 import { assertCleanGitState, loadTuning } from '../../app/tuning.js';
@@ -20,6 +22,10 @@ export interface InitOptions {
   dataset?: string;
   /** Also install the GitHub workflow templates (the final check, the PR comment). */
   github?: boolean;
+  /** `--no-hooks` sets it false: the git hooks are installed unless told not to. */
+  hooks?: boolean;
+  /** Add the skill file for coding agents to the init commit. */
+  agentSkill?: boolean;
   json?: boolean;
 }
 
@@ -69,6 +75,7 @@ export async function run(io: CommandIO, name: string, opts: InitOptions): Promi
   parseConfig(text, `${dir}/${CONFIG_FILE}`); // refuses a bad value before anything is written
   // The dataset is read and checked before the first write, too.
   const prepared = opts.dataset ? await importDataset.prepare(opts.dataset, io.cwd) : null;
+  const skill = opts.agentSkill ? await skillToInstall(repo, base) : null;
 
   const onBranch = true;
   // Like `git switch -c`: the new branch starts at HEAD's commit, so the working tree already matches.
@@ -81,12 +88,13 @@ export async function run(io: CommandIO, name: string, opts: InitOptions): Promi
         step: { step: 'init', tuning: name, difficult: [] },
         subject: `tune(${name}): init`,
         body: `Start tuning ${name}.`,
-        changes: new Map([[`${dir}/${CONFIG_FILE}`, { content: text }]]),
+        changes: new Map([[`${dir}/${CONFIG_FILE}`, { content: text }], ...(skill && 'path' in skill ? [[skill.path, { content: skill.content }] as const] : [])]),
       },
       io,
     );
     await repo.setHeadRef(ref);
-    await repo.checkoutPaths(tip, [`${dir}/${CONFIG_FILE}`]);
+    // Every file the init commit wrote: config.yaml, README.md, USAGE.md (and the skill file).
+    await repo.checkoutPaths(tip, await repo.changedPaths(tip));
   });
   let tuning = await loadTuning(repo, name);
   if (prepared) {
@@ -94,9 +102,22 @@ export async function run(io: CommandIO, name: string, opts: InitOptions): Promi
     tuning = await loadTuning(repo, name);
   }
   io.err(`created ${branchName(name)} and switched to it; settings in ${dir}/${CONFIG_FILE}`);
+  if (skill) io.err('path' in skill ? `added the skill file for coding agents: ${skill.path}` : `skill file not added: ${skill.skip}`);
+  let hooks: Awaited<ReturnType<typeof installHooks>> | null = null;
+  if (opts.hooks !== false) {
+    try {
+      hooks = await installHooks(repo, io.env);
+      const chained = hooks.chained.length ? ` (after the hooks that were there: ${hooks.chained.join(', ')})` : '';
+      const where = path.relative(repo.dir, hooks.dir);
+      io.err(`installed git hooks in ${where.startsWith('..') ? hooks.dir : where}${chained}; \`git tune hooks uninstall\` removes them`);
+      for (const s of hooks.skipped) io.err(`warning: git hook ${s.hook} not installed: ${s.why}`);
+    } catch (err) {
+      io.err(`warning: git hooks not installed (${(err as Error).message}); \`git tune hooks install\` tries again`);
+    }
+  }
   const workflows = opts.github ? await installWorkflows(repo.dir, tuning, io.env) : null;
   if (workflows && !opts.json) io.err(describeInstalled(workflows).join('\n'));
   const step = nextFor(tuning);
-  if (opts.json) printJson(io, { tuning: name, branch: branchName(name), onBranch, next: step, ...(workflows ? { workflows } : {}) });
+  if (opts.json) printJson(io, { tuning: name, branch: branchName(name), onBranch, next: step, ...(workflows ? { workflows } : {}), hooks: hooks?.dir ?? null, agentSkill: skill && 'path' in skill ? skill.path : null });
   else io.out(renderNext(step));
 }

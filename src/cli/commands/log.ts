@@ -1,5 +1,18 @@
-import type { CommandIO } from '../io.js';
+import { logEntries } from '../../app/reports.js';
+import { openTuning } from '../../app/tuning.js';
+import { printJson, table, type CommandIO } from '../io.js';
 
-export async function run(_io: CommandIO): Promise<void> {
-  throw new Error('git tune log is being built');
+/** `git tune log`: every step of the tuning as a table, newest first; edits say where they stand. */
+export async function run(io: CommandIO, opts: { json?: boolean; tuning?: string }): Promise<void> {
+  const tuning = await openTuning(io.cwd, opts.tuning);
+  const entries = logEntries(tuning);
+  if (opts.json) {
+    printJson(io, { tuning: tuning.name, branch: `tune/${tuning.name}`, tip: tuning.tip, steps: entries });
+    return;
+  }
+  const rows = entries.map((e) => [
+    String(e.index), e.commit.slice(0, 7), e.step, e.run ?? '', e.edit ? e.edit.status : '',
+    [e.what, ...e.difficult.map((d) => `difficult ${d}`)].join('; '),
+  ]);
+  io.out(`tuning ${tuning.name}: ${entries.length} steps, newest first\n\n${table(['#', 'commit', 'step', 'run', 'edit', 'what'], rows)}`);
 }

@@ -1,5 +1,13 @@
-import type { CommandIO } from '../io.js';
+import { buildReview } from '../../app/reports.js';
+import { openTuning } from '../../app/tuning.js';
+import { renderReview } from '../../core/review.js';
+import { printJson, type CommandIO } from '../io.js';
 
-export async function run(_io: CommandIO): Promise<void> {
-  throw new Error('git tune review is being built');
+/** `git tune review <batch>`: the batch's pull-request body, markdown on stdout (--json: the data and the markdown). */
+export async function run(io: CommandIO, batch: string, opts: { json?: boolean; tuning?: string }): Promise<void> {
+  const tuning = await openTuning(io.cwd, opts.tuning);
+  const review = await buildReview(tuning, batch, { env: io.env });
+  const markdown = renderReview(review);
+  if (opts.json) printJson(io, { ...review, markdown });
+  else io.out(markdown);
 }

@@ -1,0 +1,499 @@
+import type { Config } from '../contracts/config.js';
+import type { BatchPlan } from '../contracts/files.js';
+import { viewDifficult } from './difficult.js';
+import { batchCases, countedRuns, isVoidRun, rightCases, type BatchState, type EditState, type HistoryCommit, type RunState, type TuningState } from './fold.js';
+import type { Half } from './names.js';
+import type { NextStep } from './next.js';
+import { planBatch } from './plan.js';
+import { parseStep, type Step } from './steps.js';
+import { parseMessage } from './trailers.js';
+import { escapeCell, formatCount, formatUsd, percentSaved, representativeRun, type RunSummary } from './usage.js';
+
+/**
+ * The tuning's README.md (SPEC section 7), regenerated in the commit of every
+ * step. Pure: the folded state, the commits it was folded from, the settings
+ * and a few small inputs in; markdown out. No clock and no commit id of the
+ * commit it goes into, so commit ids stay deterministic.
+ */
+export const HAND_START = '<!-- git-tune:hand-written:start (kept when the README is regenerated) -->';
+export const HAND_END = '<!-- git-tune:hand-written:end -->';
+
+export const HAND_PLACEHOLDER = `## What is tuned and why
+
+_Write here which agent this tuning is for, what its prose does, and what a right answer must do. git-tune keeps this part when it rewrites the README; \`git tune next\` reminds you while it is this placeholder._
+
+## Open problems
+
+_Cases, failures or costs you know about and have not solved yet._`;
+
+const START_RE = /<!-- git-tune:hand-written:start[^>]*-->/;
+
+/** The hand-written part of a README (between the markers), or null when the markers are missing or out of order. */
+export function extractHandSection(readme: string): string | null {
+  const start = START_RE.exec(readme);
+  if (!start) return null;
+  const from = start.index + start[0].length;
+  const end = readme.indexOf(HAND_END, from);
+  if (end < 0) return null;
+  return readme.slice(from, end).replace(/^\r?\n/, '').replace(/\s+$/, '');
+}
+
+export function isHandPlaceholder(section: string | null): boolean {
+  return section === null || normalize(section) === normalize(HAND_PLACEHOLDER) || normalize(section) === '';
+}
+
+const normalize = (s: string) => s.replace(/\r\n/g, '\n').replace(/\s+/g, ' ').trim();
+
+export interface PredictedBatch {
+  batch: number;
+  size: number;
+  kind: BatchPlan['kind'];
+  /** Exact (planned by SPEC 3.2 from history as it is) or assumed (later batches, as if each went smoothly). */
+  exact: boolean;
+}
+
+/**
+ * The batches not planned yet, drawn by the growth rule of SPEC 3.2: the next
+ * one as `planBatch` would plan it from history as it stands, each later one as
+ * if the one before went smoothly (size doubles up to maxBatch), until the
+ * selection is used up; then one batch of the open difficult cases, if any.
+ */
+export function predictBatches(state: TuningState, config: Config | null, selection: readonly string[]): PredictedBatch[] {
+  if (!config || selection.length === 0) return [];
+  const next = planBatch({ state, selection, complexity: () => undefined, settings: config });
+  if (!next) return [];
+  const out: PredictedBatch[] = [{ batch: next.batch, size: next.size, kind: next.kind, exact: true }];
+  if (next.kind === 'difficult') return out;
+  const used = new Set(state.batches.flatMap((b) => batchCases(b.plan)));
+  for (const id of next.new) used.add(id);
+  let unused = selection.filter((id) => !used.has(id)).length;
+  let size = next.size;
+  let batch = next.batch;
+  while (unused > 0 && out.length < 50) {
+    size = Math.min(config.maxBatch, 2 * size);
+    batch += 1;
+    out.push({ batch, size, kind: 'new', exact: false });
+    unused -= Math.min(size, unused);
+  }
+  const open = viewDifficult(state, config.maxRetries).filter((e) => e.status === 'open').length;
+  if (open > 0) out.push({ batch: batch + 1, size: Math.min(open, size), kind: 'difficult', exact: false });
+  return out;
+}
+
+export interface ReadmeInput {
+  state: TuningState;
+  /** The commits the state was folded from, oldest first (the last ones may carry placeholder ids). */
+  commits: readonly HistoryCommit[];
+  config: Config | null;
+  selection: readonly string[];
+  next: NextStep | null;
+  /** Results summaries of finished runs (at least each half's representative run). */
+  summaries: ReadonlyMap<string, RunSummary>;
+  /** The hand-written part, kept as it is. */
+  hand: string;
+}
+
+const LOG_LIMIT = 60;
+const HALF_TEXT: Record<Half, string> = { nomem: 'no memory', mem: 'with memory' };
+const EDIT_MARK: Record<EditState['status'], string> = { confirmed: 'confirmed', unconfirmed: 'unconfirmed', reverted: 'reverted', pending: 'pending' };
+
+export function renderReadme(input: ReadmeInput): string {
+  const { state } = input;
+  const predicted = predictBatches(state, input.config, input.selection);
+  const sections = [
+    `# Tuning \`${state.tuning}\``,
+    '<!-- Generated by git-tune at every step, from the branch history. Edit only the hand-written part between the markers below. -->',
+    renderWhere(input, predicted),
+    `${HAND_START}\n${input.hand.trim() || HAND_PLACEHOLDER}\n${HAND_END}`,
+    renderMap(input, predicted),
+    renderPlan(input, predicted),
+    renderBatches(input),
+    renderDifficult(input),
+    renderResults(input),
+    renderNextSection(input),
+    renderLog(input),
+  ];
+  return `${sections.filter((s) => s !== '').join('\n\n')}\n`;
+}
+
+// ---------------------------------------------------------------------------
+// where we are
+
+function renderWhere(input: ReadmeInput, predicted: PredictedBatch[]): string {
+  const { state, next } = input;
+  const total = state.batches.length + predicted.length;
+  const current = state.batches[state.batches.length - 1];
+  let where: string;
+  const finalRun = state.final[state.final.length - 1];
+  if (finalRun) where = `the final check${finalRun.grade ? ` is ${finalRun.grade.verdict}` : finalRun.finished ? ' ran and waits for its grade' : ' is running'}`;
+  else if (!current) where = state.selection ? 'set up, before batch 1' : 'setting up';
+  else {
+    const runs = current.runs;
+    const half: Half = runs.some((r) => r.half === 'mem') ? 'mem' : 'nomem';
+    const hr = runs.filter((r) => r.half === half);
+    const last = hr[hr.length - 1];
+    const run = last ? `, run ${last.number}${last.grade ? ` ${last.grade.verdict}` : last.finished ? ' not graded yet' : ' running'}` : ', no run yet';
+    where = `batch ${current.plan.batch} of about ${total}, ${HALF_TEXT[half]}${run}`;
+  }
+  const lines = [`## Where we are`, '', `**Now: ${where}.**${next ? ` Next: ${next.message}.` : ''}`, ''];
+  const view = viewDifficult(state, input.config?.maxRetries ?? 3);
+  const used = new Set(state.batches.flatMap((b) => batchCases(b.plan)));
+  const rows: Array<[string, string]> = [
+    ['dataset', state.dataset ? `${state.dataset.cases} cases (rev ${state.dataset.rev})` : 'not imported yet'],
+    ['selection', state.selection ? `${state.selection.selected} of ${state.selection.total} cases; ${used.size} used in batches so far` : 'not made yet'],
+    ['batches', `${state.batches.length} planned${predicted.length ? `, about ${predicted.length} ahead` : ''}; ${state.checkpoints.length} passed with memory`],
+    ['difficult', `${view.filter((e) => e.status === 'open').length} open, ${view.filter((e) => e.status === 'fixed').length} fixed, ${view.filter((e) => e.status === 'stuck').length} stuck`],
+    ['last good memory', lastGood(state)],
+    ['usage', `${formatCount(state.usage.tokens)} tokens, ${formatUsd(state.usage.costUsd)} (by model and run: [USAGE.md](USAGE.md))`],
+    ['steps', `${state.commits} commits on \`tune/${state.tuning}\``],
+  ];
+  lines.push('| | |', '| --- | --- |', ...rows.map(([k, v]) => `| ${k} | ${escapeCell(v)} |`));
+  return lines.join('\n');
+}
+
+function lastGood(state: TuningState): string {
+  const batch = state.checkpoints.length ? Math.max(...state.checkpoints) : null;
+  return batch === null ? 'empty (no batch has passed with memory yet)' : `up to batch ${batch}`;
+}
+
+// ---------------------------------------------------------------------------
+// the map
+
+interface MapNode {
+  id: string;
+  label: string[];
+  shape: 'box' | 'round' | 'stadium' | 'hex' | 'db';
+  cls: 'done' | 'ahead' | 'failed' | 'store' | null;
+}
+
+const nodeId = (batch: number, half: Half) => `b${batch}${half === 'nomem' ? 'n' : 'm'}`;
+
+/** A mermaid label: lines joined by <br/>, with nothing in them that could end the label or open markup. */
+function label(lines: readonly string[]): string {
+  return `"${lines.map((l) => l.replace(/["[\]{}()<>|]/g, ' ').replace(/\s+/g, ' ').trim()).join('<br/>')}"`;
+}
+
+function halfLabel(b: BatchState, half: Half): { text: string[]; cls: MapNode['cls'] } {
+  const runs = b.runs.filter((r) => r.half === half);
+  const head = `batch ${b.plan.batch} · ${HALF_TEXT[half]}`;
+  const cases = `${batchCases(b.plan).length} cases`;
+  if (runs.length === 0) return { text: [head, cases], cls: 'ahead' };
+  const last = runs[runs.length - 1]!;
+  const status = last.grade ? last.grade.verdict : isVoidRun(last) ? 'VOID' : last.finished ? 'not graded' : 'running';
+  const counted = countedRuns(runs);
+  const right = last.grade && !isVoidRun(last) ? ` · ${rightCases(last).length}/${last.cases.length} right` : '';
+  return {
+    text: [head, `${cases} · ${counted} run${counted === 1 ? '' : 's'} · ${status}${right}`],
+    cls: last.grade?.verdict === 'PASSED' ? 'done' : null,
+  };
+}
+
+/** Which node is `now`, from the next step. */
+function nowNode(input: ReadmeInput, ids: ReadonlySet<string>): string {
+  const { next, state } = input;
+  const fallback = (): string => {
+    const b = state.batches[state.batches.length - 1];
+    if (state.final.length > 0) return 'final';
+    if (!b) return 'start';
+    return nodeId(b.plan.batch, b.runs.some((r) => r.half === 'mem') ? 'mem' : 'nomem');
+  };
+  if (!next) return fallback();
+  let id: string | null = null;
+  if (next.kind === 'dataset' || next.kind === 'config' || next.kind === 'select') id = 'start';
+  else if (next.kind === 'final' || next.kind === 'done' || next.kind === 'final-failed' || (next.run !== null && next.batch === null && next.half === null)) id = 'final';
+  else if (next.kind === 'candidate' || next.kind === 'mem-run' || next.kind === 'checkpoint') id = next.batch !== null ? nodeId(next.batch, 'mem') : null;
+  else if (next.batch !== null) id = nodeId(next.batch, next.half ?? 'nomem');
+  return id !== null && ids.has(id) ? id : fallback();
+}
+
+function renderMap(input: ReadmeInput, predicted: PredictedBatch[]): string {
+  const { state } = input;
+  const nodes: MapNode[] = [];
+  const chain: string[] = [];
+  const selected = state.selection ? `${state.selection.selected} of ${state.selection.total} cases selected` : state.dataset ? `${state.dataset.cases} cases, not selected yet` : 'no dataset yet';
+  nodes.push({ id: 'start', label: ['set-up', selected], shape: 'stadium', cls: state.selection ? 'done' : null });
+  chain.push('start');
+  for (const b of state.batches) {
+    for (const half of ['nomem', 'mem'] as const) {
+      const { text, cls } = halfLabel(b, half);
+      nodes.push({ id: nodeId(b.plan.batch, half), label: text, shape: 'box', cls });
+      chain.push(nodeId(b.plan.batch, half));
+    }
+  }
+  for (const p of predicted) {
+    const size = `${p.exact ? '' : '~'}${p.size} ${p.kind === 'difficult' ? 'difficult ' : 'new '}cases${p.exact ? '' : ' if all goes smoothly'}`;
+    for (const half of ['nomem', 'mem'] as const) {
+      nodes.push({ id: nodeId(p.batch, half), label: [`batch ${p.batch} · ${HALF_TEXT[half]}`, size], shape: 'box', cls: 'ahead' });
+      chain.push(nodeId(p.batch, half));
+    }
+  }
+  const finalRun = state.final[state.final.length - 1];
+  const finalText = finalRun ? (finalRun.grade ? finalRun.grade.verdict : finalRun.finished ? 'not graded' : 'running') : 'not run yet';
+  nodes.push({
+    id: 'final', label: ['final check', finalText], shape: 'hex',
+    cls: finalRun?.grade?.verdict === 'VERIFIED' ? 'done' : finalRun?.grade ? 'failed' : finalRun ? null : 'ahead',
+  });
+  chain.push('final');
+  const view = viewDifficult(state, input.config?.maxRetries ?? 3);
+  const count = (s: string) => view.filter((e) => e.status === s).length;
+  nodes.push({ id: 'difficult', label: ['difficult list', `${count('open')} open · ${count('fixed')} fixed · ${count('stuck')} stuck`], shape: 'db', cls: 'store' });
+  nodes.push({ id: 'memory', label: ['last good memory', state.checkpoints.length ? `up to batch ${Math.max(...state.checkpoints)}` : 'empty'], shape: 'db', cls: 'store' });
+
+  const ids = new Set(nodes.map((n) => n.id));
+  const now = nowNode(input, ids);
+  const shape = (n: MapNode) => {
+    const t = label(n.label);
+    switch (n.shape) {
+      case 'round': return `${n.id}(${t})`;
+      case 'stadium': return `${n.id}([${t}])`;
+      case 'hex': return `${n.id}{{${t}}}`;
+      case 'db': return `${n.id}[(${t})]`;
+      default: return `${n.id}[${t}]`;
+    }
+  };
+  const lines = ['## Map', '', '```mermaid', 'flowchart LR'];
+  for (const n of nodes) lines.push(`  ${shape(n)}`);
+  for (let i = 1; i < chain.length; i++) lines.push(`  ${chain[i - 1]} --> ${chain[i]}`);
+  // Where the difficult cases came from, and which batch the last good memory holds.
+  const addedIn = new Map<number, number>();
+  for (const e of state.difficult) addedIn.set(e.batch, (addedIn.get(e.batch) ?? 0) + 1);
+  for (const [batch, n] of [...addedIn].sort((a, b) => a[0] - b[0])) {
+    const from = batch > 0 && ids.has(nodeId(batch, 'nomem')) ? nodeId(batch, state.batches.find((b) => b.plan.batch === batch)?.runs.some((r) => r.half === 'mem') ? 'mem' : 'nomem') : 'start';
+    lines.push(`  ${from} -. ${n} added .-> difficult`);
+  }
+  if (state.checkpoints.length > 0) lines.push(`  ${nodeId(Math.max(...state.checkpoints), 'mem')} -. checkpoint .-> memory`);
+  lines.push('  memory -.-> final');
+  lines.push(
+    '  classDef done fill:#dff5e1,stroke:#2e7d32',
+    '  classDef ahead fill:#fafafa,stroke:#9e9e9e,stroke-dasharray:4 3,color:#616161',
+    '  classDef failed fill:#fde2e2,stroke:#c62828',
+    '  classDef store fill:#e8eefc,stroke:#3f51b5',
+    '  classDef now fill:#fff3c4,stroke:#f57f17,stroke-width:3px',
+  );
+  for (const cls of ['done', 'ahead', 'failed', 'store'] as const) {
+    const members = nodes.filter((n) => n.cls === cls && n.id !== now).map((n) => n.id);
+    if (members.length > 0) lines.push(`  class ${members.join(',')} ${cls}`);
+  }
+  lines.push(`  class ${now} now`, '```');
+  lines.push('', `Boxes are batch halves; the \`now\` node is highlighted; dashed boxes are batches ahead, sized by the growth rule (SPEC 3.2) as if each went smoothly.`);
+  return lines.join('\n');
+}
+
+// ---------------------------------------------------------------------------
+// plan and settings
+
+function planWhy(input: ReadmeInput, b: BatchState): string {
+  const commit = input.commits[b.index];
+  return commit ? parseMessage(commit.message).body.split('\n')[0]!.trim() : '';
+}
+
+const code = (s: string) => `\`${s.replace(/`/g, "'")}\``;
+
+function renderPlan(input: ReadmeInput, predicted: PredictedBatch[]): string {
+  const lines = ['## Plan and settings', ''];
+  const current = input.state.batches[input.state.batches.length - 1];
+  if (current) {
+    const why = planWhy(input, current);
+    lines.push(
+      `Batch ${current.plan.batch}: ${current.plan.new.length} ${current.plan.kind} case${current.plan.new.length === 1 ? '' : 's'} + ${current.plan.recheck.length} recheck, size ${current.plan.size}${why ? `: ${why}` : ''}.`,
+      '',
+      `- new: ${current.plan.new.map(code).join(', ') || '–'}`,
+      `- recheck: ${current.plan.recheck.map(code).join(', ') || '–'}`,
+    );
+  } else lines.push('No batch planned yet.');
+  if (predicted.length > 0) {
+    lines.push('', `Ahead: ${predicted.map((p) => `batch ${p.batch} (${p.exact ? '' : '~'}${p.size} ${p.kind})`).join(', ')}, then the final check.`);
+  }
+  const c = input.config;
+  if (c) {
+    const cmd = (spec: Config['runner']) => (spec ? (spec.command ? code(spec.command.join(' ')) : `preset ${spec.preset}`) : '–');
+    const budget = [c.budget.maxCostUsd !== null ? `$${c.budget.maxCostUsd}` : '', c.budget.maxTokens !== null ? `${formatCount(c.budget.maxTokens)} tokens` : ''].filter(Boolean).join(', ') || 'none';
+    const rows: Array<[string, string]> = [
+      ['limit', c.limit === null ? 'all cases' : String(c.limit)],
+      ['batch size', `${c.minBatch} first, growing to at most ${c.maxBatch}`],
+      ['recheck', `${c.recheck} per batch`],
+      ['maxRuns', `${c.maxRuns} per half`],
+      ['maxRetries', `${c.maxRetries} batches per difficult case`],
+      ['concurrency', String(c.concurrency)],
+      ['seed', String(c.seed)],
+      ['prose', c.prose.map(code).join(', ') || '–'],
+      ['memory policy', c.memoryPolicy.map(code).join(', ') || '–'],
+      ['runner', cmd(c.runner)],
+      ['judge', cmd(c.judge)],
+      ['editor', cmd(c.editor)],
+      ['budget', budget],
+    ];
+    lines.push('', '| setting | value |', '| --- | --- |', ...rows.map(([k, v]) => `| ${k} | ${escapeCell(v)} |`));
+  }
+  return lines.join('\n');
+}
+
+// ---------------------------------------------------------------------------
+// batches
+
+const findings = (run: string) => `runs/${run}/findings.md`;
+const changes = (run: string) => `runs/${run}/changes.md`;
+
+function halfNumbers(input: ReadmeInput, b: BatchState, half: Half) {
+  const rep = representativeRun(b.runs, half);
+  return { rep, summary: rep ? input.summaries.get(rep.name) ?? null : null };
+}
+
+function changedCell(input: ReadmeInput, b: BatchState): string {
+  const parts: string[] = [];
+  for (const r of b.runs) {
+    if (!r.finished) continue;
+    const head = r.grade ? `[${r.name.replace(/^batch\d+-/, '')} ${r.grade.verdict}](${findings(r.name)})` : `${r.name.replace(/^batch\d+-/, '')} ${isVoidRun(r) ? 'VOID' : 'not graded'}`;
+    const edits = input.state.edits.filter((e) => e.run === r.name);
+    const tail = edits.length > 0 ? ` → [${edits.length === 1 ? 'edit' : `${edits.length} edits`}](${changes(r.name)}) ${edits.map((e) => EDIT_MARK[e.status]).join(', ')}` : '';
+    parts.push(head + tail);
+  }
+  return parts.join('; ') || '–';
+}
+
+function renderBatches(input: ReadmeInput): string {
+  const { state } = input;
+  const lines = ['## Batches', ''];
+  if (state.batches.length === 0) return [...lines, 'No batch yet.'].join('\n');
+  lines.push(
+    '| batch | size | new + recheck | runs (no memory + with memory) | status | cases right | llm calls (without → with memory) | tokens (without → with memory) | saved twice | what changed |',
+    '| ---: | ---: | --- | --- | --- | --- | --- | --- | ---: | --- |',
+  );
+  for (const b of state.batches) {
+    const n = halfNumbers(input, b, 'nomem');
+    const m = halfNumbers(input, b, 'mem');
+    const nomemRuns = b.runs.filter((r) => r.half === 'nomem');
+    const memRuns = b.runs.filter((r) => r.half === 'mem');
+    const status = state.checkpoints.includes(b.plan.batch)
+      ? 'passed, checkpointed'
+      : memRuns.some((r) => r.grade?.verdict === 'PASSED') ? 'passed with memory'
+        : memRuns.length > 0 ? 'with memory'
+          : nomemRuns.some((r) => r.grade?.verdict === 'PASSED') ? 'passed without memory'
+            : nomemRuns.length > 0 ? 'without memory' : 'planned';
+    const right = (rep: RunState | null) => (rep?.grade ? `${rightCases(rep).length}/${rep.cases.length}` : '–');
+    const pair = (a: number | undefined, c: number | undefined, saving: boolean) =>
+      `${a === undefined ? '–' : formatCount(a)} → ${c === undefined ? '–' : formatCount(c)}${saving && a !== undefined && c !== undefined ? ` (${percentSaved(a, c)})` : ''}`;
+    lines.push(`| ${[
+      b.plan.batch, b.plan.size, `${b.plan.new.length} ${b.plan.kind} + ${b.plan.recheck.length}`,
+      `${countedRuns(nomemRuns)} + ${countedRuns(memRuns)}`, status,
+      `${right(n.rep)} → ${right(m.rep)}`,
+      pair(n.summary?.llmCalls, m.summary?.llmCalls, false),
+      pair(n.rep?.tokens, m.rep?.tokens, true),
+      m.summary ? formatCount(m.summary.savedTwice) : '–',
+      changedCell(input, b),
+    ].join(' | ')} |`);
+  }
+  lines.push('', 'Numbers are those of the last finished run of each half (the same cases); every run is in [USAGE.md](USAGE.md).');
+  return lines.join('\n');
+}
+
+// ---------------------------------------------------------------------------
+// difficult cases, results, next
+
+function renderDifficult(input: ReadmeInput): string {
+  const maxRetries = input.config?.maxRetries ?? 3;
+  const view = viewDifficult(input.state, maxRetries);
+  const lines = ['## Difficult cases', ''];
+  if (view.length === 0) return [...lines, 'None.'].join('\n');
+  lines.push('| case | reason | status | added in batch | retries |', '| --- | --- | --- | ---: | ---: |');
+  const order = { open: 0, stuck: 1, fixed: 2 } as const;
+  for (const e of [...view].sort((a, b) => order[a.status] - order[b.status] || a.index - b.index)) {
+    lines.push(`| ${code(e.id)} | ${e.reason} | ${e.status} | ${e.batch} | ${e.retries} of ${maxRetries} |`);
+  }
+  return lines.join('\n');
+}
+
+function renderResults(input: ReadmeInput): string {
+  const { state } = input;
+  const lines = ['## Results so far', ''];
+  const used = new Set(state.batches.flatMap((b) => batchCases(b.plan)));
+  const edits = (s: EditState['status']) => state.edits.filter((e) => e.status === s).length;
+  let without = 0;
+  let withMemory = 0;
+  for (const b of state.batches) {
+    const n = representativeRun(b.runs, 'nomem');
+    const m = representativeRun(b.runs, 'mem');
+    if (n?.grade?.verdict === 'PASSED' && m?.grade?.verdict === 'PASSED') {
+      without += n.tokens;
+      withMemory += m.tokens;
+    }
+  }
+  lines.push(
+    state.selection ? `- cases used: ${used.size} of ${state.selection.selected} selected (${state.selection.total} in the dataset)` : '- cases used: none yet (no selection)',
+    `- batches passed with memory: ${state.checkpoints.length} of ${state.batches.length}`,
+    `- edits: ${state.edits.length} (${edits('confirmed')} confirmed, ${edits('unconfirmed')} unconfirmed, ${edits('reverted')} reverted, ${edits('pending')} pending)`,
+    `- tokens: ${formatCount(state.usage.tokens)}, cost ${formatUsd(state.usage.costUsd)}`,
+  );
+  if (without > 0) lines.push(`- memory: the passing runs with memory used ${formatCount(withMemory)} tokens where the same cases without memory used ${formatCount(without)} (${percentSaved(without, withMemory)})`);
+  const finalRun = state.final[state.final.length - 1];
+  if (finalRun?.grade) {
+    lines.push(`- final check: **${finalRun.grade.verdict}**, ${rightCases(finalRun).length} of ${finalRun.cases.length} right${finalRun.grade.wrong.length ? ` (wrong: ${finalRun.grade.wrong.map(code).join(', ')})` : ''} — [findings](${findings(finalRun.name)})`);
+  } else lines.push(`- final check: ${finalRun ? (finalRun.finished ? 'ran, not graded yet' : 'running') : 'not run yet'}`);
+  return lines.join('\n');
+}
+
+function renderNextSection(input: ReadmeInput): string {
+  const { next } = input;
+  if (!next) return '';
+  const lines = ['## Next', '', `${next.message}.`.replace(/\.\.$/, '.')];
+  if (next.command) lines.push('', '```sh', next.command, '```');
+  for (const note of next.notes) lines.push('', `> note: ${note}`);
+  lines.push('', '`git tune next` says the same from the history at any time.');
+  return lines.join('\n');
+}
+
+// ---------------------------------------------------------------------------
+// log
+
+/** Markdown-safe text for a list item written by a person (a hand commit's subject). */
+function escapeText(text: string): string {
+  return text.replace(/([\\`*_[\]<>|#])/g, '\\$1');
+}
+
+export function describeStep(step: Step, subject: string, edit?: EditState): { text: string; links: Array<[string, string]> } {
+  switch (step.step) {
+    case 'init': return { text: `started tuning ${step.tuning}`, links: [] };
+    case 'config': return { text: `settings changed: ${step.keys.join(', ') || 'config.yaml'}`, links: [['config', 'config.yaml']] };
+    case 'dataset': return { text: `dataset of ${step.cases} cases imported`, links: [] };
+    case 'select': return { text: `selected ${step.selected} of ${step.total} cases`, links: [] };
+    case 'plan': return { text: `planned batch ${step.batch}: ${step.new.length} ${step.kind} + ${step.recheck.length} recheck`, links: [] };
+    case 'run-start': return { text: `started ${step.run} (concurrency ${step.concurrency})`, links: [] };
+    case 'run': return { text: `ran ${step.run}: ${step.cases} cases, ${formatCount(step.tokens)} tokens, ${formatUsd(step.costUsd)}${step.void ? `, VOID (${step.void})` : ''}`, links: [] };
+    case 'run-stop': return { text: `${step.run} stopped: ${step.reason}`, links: [] };
+    case 'grade': return { text: `graded ${step.run}: ${step.verdict}${step.wrong.length ? `, ${step.wrong.length} wrong` : ''}`, links: [['findings', findings(step.run)]] };
+    case 'edit': return {
+      text: `edit after ${step.run}${edit ? `: ${EDIT_MARK[edit.status]}${edit.settledBy && edit.status !== 'reverted' && edit.status !== 'pending' ? ` by ${edit.settledBy}` : ''}` : ''}`,
+      links: [['changes', changes(step.run)]],
+    };
+    case 'revert': return { text: `reverted ${step.reverts.map((o) => o.slice(0, 7)).join(', ') || 'nothing'}`, links: [] };
+    case 'difficult': return { text: 'difficult list', links: [] };
+    case 'candidate': return { text: `candidate memory from ${step.run}`, links: [] };
+    case 'checkpoint': return { text: `checkpoint: batch ${step.batch} is in the last good memory`, links: [] };
+    case 'note': return { text: `note: ${escapeText(subject)}`, links: [] };
+  }
+}
+
+function renderLog(input: ReadmeInput): string {
+  const { state, commits } = input;
+  const edits = new Map(state.edits.map((e) => [e.index, e]));
+  const lines = ['## Log', '', 'Newest first; every step is one commit (`git tune log` lists them all, with their ids).', ''];
+  const start = Math.max(0, commits.length - LOG_LIMIT);
+  for (let i = commits.length - 1; i >= start; i--) {
+    const commit = commits[i]!;
+    const step = parseStep(commit.message);
+    const { subject } = parseMessage(commit.message);
+    let text: string;
+    let links: Array<[string, string]> = [];
+    if (step && step.tuning === state.tuning) {
+      ({ text, links } = describeStep(step, subject, edits.get(i)));
+      const diff = step.difficult.map((d) => (d.op === 'add' ? `+${d.id} (${d.reason})` : `fixed ${d.id}`));
+      if (diff.length > 0) text += step.step === 'difficult' ? `: ${diff.join(', ')}` : `; difficult list: ${diff.join(', ')}`;
+    } else {
+      const edit = edits.get(i);
+      text = edit ? `hand edit after ${edit.run}: ${EDIT_MARK[edit.status]} — ${escapeText(subject)}` : `hand commit: ${escapeText(subject)}`;
+    }
+    lines.push(`- **${i + 1}** ${text}${links.map(([t, href]) => ` · [${t}](${href})`).join('')}`);
+  }
+  if (start > 0) lines.push(`\n… and ${start} earlier steps: \`git tune log\`.`);
+  return lines.join('\n');
+}

@@ -1,0 +1,78 @@
+/**
+ * A small checker for the mermaid git-tune writes (the README's map, the
+ * USAGE chart): not a mermaid parser, but strict about the subset we emit,
+ * so a label that breaks out of its quotes or a node defined twice fails.
+ */
+export interface FlowchartCheck {
+  nodes: Map<string, string>;
+  edges: Array<[string, string]>;
+  classes: Map<string, string>;
+  problems: string[];
+}
+
+const NODE = /^([A-Za-z][A-Za-z0-9_]*)(\(\[|\[\(|\{\{|\[|\()"([^"]*)"(\]\)|\)\]|\}\}|\]|\))$/;
+const PAIRS: Record<string, string> = { '([': '])', '[(': ')]', '{{': '}}', '[': ']', '(': ')' };
+const EDGE = /^([A-Za-z][A-Za-z0-9_]*) (-->|-\.->|-\. [^".|]+ \.->) ([A-Za-z][A-Za-z0-9_]*)$/;
+
+/** The mermaid blocks of a markdown text. */
+export function mermaidBlocks(markdown: string): string[] {
+  return [...markdown.matchAll(/```mermaid\n([\s\S]*?)\n```/g)].map((m) => m[1]!);
+}
+
+export function checkFlowchart(block: string): FlowchartCheck {
+  const lines = block.split('\n');
+  const out: FlowchartCheck = { nodes: new Map(), edges: [], classes: new Map(), problems: [] };
+  if (!/^flowchart (LR|TD|TB|RL|BT)$/.test(lines[0] ?? '')) out.problems.push(`first line is not a flowchart header: ${lines[0]}`);
+  const classDefs = new Set<string>();
+  for (const raw of lines.slice(1)) {
+    const line = raw.trim();
+    if (!line) continue;
+    let m: RegExpExecArray | null;
+    if ((m = /^classDef ([A-Za-z]+) [^\s].*$/.exec(line))) {
+      classDefs.add(m[1]!);
+    } else if ((m = /^class ([A-Za-z0-9_,]+) ([A-Za-z]+)$/.exec(line))) {
+      for (const id of m[1]!.split(',')) {
+        if (out.classes.has(id)) out.problems.push(`node ${id} is in two classes`);
+        out.classes.set(id, m[2]!);
+      }
+    } else if ((m = EDGE.exec(line))) {
+      out.edges.push([m[1]!, m[3]!]);
+    } else if ((m = NODE.exec(line))) {
+      if (PAIRS[m[2]!] !== m[4]) out.problems.push(`node ${m[1]} opens with ${m[2]} and closes with ${m[4]}`);
+      if (out.nodes.has(m[1]!)) out.problems.push(`node ${m[1]} is defined twice`);
+      out.nodes.set(m[1]!, m[3]!);
+    } else {
+      out.problems.push(`line not understood: ${line}`);
+    }
+  }
+  for (const [a, b] of out.edges) {
+    for (const id of [a, b]) if (!out.nodes.has(id)) out.problems.push(`edge ${a} → ${b} names an undefined node ${id}`);
+  }
+  for (const [id, cls] of out.classes) {
+    if (!out.nodes.has(id)) out.problems.push(`class ${cls} names an undefined node ${id}`);
+    if (!classDefs.has(cls)) out.problems.push(`class ${cls} is not defined`);
+  }
+  const now = [...out.classes].filter(([, c]) => c === 'now').map(([id]) => id);
+  if (now.length !== 1) out.problems.push(`${now.length} now nodes: ${now.join(', ')}`);
+  return out;
+}
+
+export function checkXyChart(block: string): string[] {
+  const problems: string[] = [];
+  const lines = block.split('\n').map((l) => l.trim());
+  if (lines[0] !== 'xychart-beta') problems.push('not an xychart-beta');
+  const list = (key: string) => {
+    const line = lines.find((l) => l.startsWith(`${key} [`));
+    if (!line) return null;
+    const inner = line.slice(line.indexOf('[') + 1, line.lastIndexOf(']'));
+    return inner.split(',').map((s) => s.trim());
+  };
+  const x = list('x-axis');
+  const bar = list('bar');
+  const lineSeries = list('line');
+  if (!x || !bar || !lineSeries) return [...problems, 'x-axis, bar or line missing'];
+  if (bar.length !== x.length || lineSeries.length !== x.length) problems.push(`x-axis has ${x.length} categories, bar ${bar.length}, line ${lineSeries.length}`);
+  if (!x.every((c) => /^"[^"]+"$/.test(c))) problems.push('x-axis categories must be quoted');
+  if (![...bar, ...lineSeries].every((v) => /^\d+$/.test(v))) problems.push('values must be whole numbers');
+  return problems;
+}
