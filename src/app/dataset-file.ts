@@ -95,7 +95,8 @@ async function filesOf(input: string): Promise<string[]> {
 export async function readDatasetInput(input: string, displayBase = process.cwd()): Promise<Case[]> {
   const problems: Problem[] = [];
   const raw: RawItem[] = [];
-  for (const file of await filesOf(input)) {
+  // Relative to the command's directory, not the process's (auto and demo run commands in-process).
+  for (const file of await filesOf(path.resolve(displayBase, input))) {
     const shown = path.relative(displayBase, file) || file;
     const text = await fs.readFile(file, 'utf8');
     const ext = path.extname(file).toLowerCase();
