@@ -63,7 +63,14 @@ export async function recordEdit(tuning: Tuning, paths: readonly string[], ctx: 
   if (!run) throw historyError('nothing-graded', 'an edit responds to a graded run, and no run is graded yet', 'git tune next');
   const latest = [...tuning.state.runs.values()].filter((r) => r.half !== null).sort((a, b) => b.startIndex - a.startIndex)[0];
   if (latest && latest !== run && !latest.grade) {
-    throw historyError('grade-first', `${latest.name} is not graded yet: grade it before editing`, 'git tune grade --draft');
+    if (!latest.finished) {
+      throw historyError('run-not-finished', `${latest.name} started but has not finished: finish it before editing the prose it runs`, 'git tune run');
+    }
+    // A VOID run says nothing about the prose: an edit made before its re-run waits for that run, as any pending edit.
+    if (latest.void !== null && (latest.batch !== run.batch || latest.half !== run.half)) {
+      throw historyError('void-first', `${latest.name} was VOID and no run of its half is graded: run its cases again before editing`, 'git tune next');
+    }
+    if (latest.void === null) throw historyError('grade-first', `${latest.name} is not graded yet: grade it before editing`, 'git tune grade --draft');
   }
   const globs = run.half === 'mem' ? config.memoryPolicy : [...config.prose, ...config.memoryPolicy];
   const isProse = matcher([...config.prose, ...config.memoryPolicy]);
