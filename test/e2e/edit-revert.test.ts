@@ -32,9 +32,9 @@ afterAll(() => {
 });
 
 /** The real CLI, asynchronously: independent tests run side by side. */
-function cli(repo: TempRepo, args: string[]): Promise<CliResult> {
+function cli(repo: TempRepo, args: string[], env: Record<string, string> = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: repo.dir, env: { ...process.env, ...repo.env } });
+    const child = spawn(process.execPath, [CLI, ...args], { cwd: repo.dir, env: { ...process.env, ...repo.env, ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -220,6 +220,52 @@ describe.concurrent('git tune edit', { timeout: 180_000 }, () => {
     await ok(repo, ['grade', '--draft']);
     await ok(repo, ['grade']);
     expect((await edits(repo))[0]).toMatchObject({ commit: oid, status: 'confirmed' });
+  });
+
+  it('after a VOID run, an edit waits for its re-run; refused while a run is unfinished, or when the VOID run is the first of its half', async () => {
+    // A runner that answers `<input> <prose>`, or is killed for memory (TEST_OOM), or finds its sandbox down (TEST_DOWN).
+    const AGENT = `import fs from 'node:fs';
+if (process.env.TEST_OOM) process.exit(137);
+const item = JSON.parse(fs.readFileSync(process.env.TUNE_CASE, 'utf8'));
+const prose = fs.readFileSync('agents/prompt.md', 'utf8');
+const result = process.env.TEST_DOWN ? { answer: null, sandboxDown: 'the sandbox is gone' }
+  : { answer: item.input + ' ' + prose, usage: [{ model: 'm', inputTokens: 10, outputTokens: 5 }], llmCalls: 1 };
+fs.writeFileSync(process.env.TUNE_OUTPUT, JSON.stringify(result));
+`;
+    const repo = TempRepo.create({ 'agents/prompt.md': 'Answer politely.\n', 'agent.mjs': AGENT });
+    repos.push(repo);
+    repo.write({ 'cases.yaml': CASES.slice(0, 2).map((c) => `- ${JSON.stringify(c)}`).join('\n') + '\n' });
+    repo.git('add', 'cases.yaml');
+    repo.git('commit', '-q', '-m', 'the cases');
+    const tune = (args: string[], env: Record<string, string> = {}) => cli(repo, args, env);
+    await ok(repo, ['init', 'desk', '--prose', 'agents/**/*.md', '--runner', 'node agent.mjs', '--dataset', 'cases.yaml']);
+    for (const args of [['config', 'set', 'concurrency', '8'], ['select'], ['batch'], ['run'], ['grade', '--verdict', 'NO CHANGE']]) await ok(repo, args);
+    const fixes = await edit(repo, RUN1, { 'agents/prompt.md': 'Answer politely.\nRefunds: 30 days.\n' }, '- prompt.md: refunds in days');
+    expect((await tune(['run'], { TEST_OOM: '1' })).code).toBe(0);
+    expect(JSON.parse((await ok(repo, ['next', '--json'])).stdout)).toMatchObject({ kind: 'void-rerun', run: RUN2 });
+
+    const more = await edit(repo, RUN1, { 'agents/prompt.md': 'Answer politely.\nRefunds: 30 days.\nBe brief.\n' }, '- prompt.md: be brief');
+    expect((await edits(repo)).map((e) => [e.commit, e.run, e.status])).toEqual([[fixes, RUN1, 'pending'], [more, RUN1, 'pending']]);
+
+    expect((await tune(['run'], { TEST_DOWN: '1' })).code).toBe(5);
+    write(repo, 'agents/prompt.md', 'Answer politely.\nRefunds: 30 days.\nBe brief.\nNo jargon.\n');
+    write(repo, changesOf(RUN1), `${read(repo, changesOf(RUN1))}- prompt.md: no jargon\n`);
+    const unfinished = await refused(repo, ['edit'], 3);
+    expect(unfinished).toContain('error: batch01-nomem-run3 started but has not finished: finish it before editing the prose it runs');
+    expect(unfinished).toContain('fix: git tune run');
+    repo.git('checkout', '--', 'agents/prompt.md', changesOf(RUN1));
+
+    await ok(repo, ['run']);
+    await ok(repo, ['grade', '--draft']);
+    await ok(repo, ['grade']);
+    expect((await edits(repo)).map((e) => e.status)).toEqual(['confirmed', 'confirmed']);
+
+    await ok(repo, ['memory', 'candidate']);
+    expect((await tune(['run'], { TEST_OOM: '1' })).code).toBe(0);
+    write(repo, 'agents/prompt.md', 'Answer politely.\n');
+    const first = await refused(repo, ['edit'], 3);
+    expect(first).toContain('error: batch01-mem-run1 was VOID and no run of its half is graded: run its cases again before editing');
+    expect(first).toContain('fix: git tune next');
   });
 });
 
