@@ -55,6 +55,8 @@ export interface TuningHistory<P> extends TipFiles {
 
 interface Head extends TipFiles {
   format: number;
+  /** How many commit segments follow the state (compacted into one past MAX_SEGMENTS). */
+  segments: number;
   code: string;
   tuning: string;
   tip: string;
@@ -70,7 +72,8 @@ interface Tail {
 }
 
 const MAGIC = Buffer.from('git-tune-history\n');
-const FORMAT = 3;
+const FORMAT = 4;
+const MAX_SEGMENTS = 64;
 
 export function cacheDir(gitdir: string, tuning: string): string {
   return path.join(gitdir, 'tune', tuning, 'cache');
@@ -131,14 +134,25 @@ function readHead(file: string): { head: Head; bytes: Buffer; stateAt: number } 
   }
 }
 
-/** The state and, when asked, the commits after it; throws when the file is broken. */
-function readBody(bytes: Buffer, stateAt: number, withTail: boolean): { state: TuningState; tail: Tail | null } {
+/**
+ * The state and, when asked, the commits after it: one segment per write
+ * that extended the history (a step appends its commits without reading or
+ * rewriting the ones before). Throws when the file is broken.
+ */
+function readBody(bytes: Buffer, stateAt: number, withTail: boolean): { state: TuningState; tailAt: number; tail: Tail | null } {
   const state = readPart(bytes, stateAt);
   if (!state) throw new Error('cache file cut short');
-  if (!withTail) return { state: state.value as TuningState, tail: null };
-  const tail = readPart(bytes, state.end);
-  if (!tail) throw new Error('cache file cut short');
-  return { state: state.value as TuningState, tail: tail.value as Tail };
+  if (!withTail) return { state: state.value as TuningState, tailAt: state.end, tail: null };
+  const tail: Tail = { commits: [], handPaths: {} };
+  for (let at = state.end; at < bytes.length; ) {
+    const segment = readPart(bytes, at);
+    if (!segment) throw new Error('cache file cut short');
+    const part = segment.value as Tail;
+    tail.commits.push(...part.commits);
+    Object.assign(tail.handPaths, part.handPaths);
+    at = segment.end;
+  }
+  return { state: state.value as TuningState, tailAt: state.end, tail };
 }
 
 function framed(value: unknown): Buffer {
@@ -148,10 +162,15 @@ function framed(value: unknown): Buffer {
   return Buffer.concat([length, body]);
 }
 
-async function writeCache(file: string, head: Head, state: TuningState, tail: Tail): Promise<void> {
+/**
+ * Writes the cache file whole, atomically: head, state, then the commits as
+ * `segments` (raw bytes of segments already written, kept as they are) and
+ * the new segment, if any.
+ */
+async function writeCache(file: string, head: Head, state: TuningState, segments: Buffer, added: Tail | null): Promise<void> {
   const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
   try {
-    const bytes = Buffer.concat([MAGIC, framed(head), framed(state), framed(tail)]);
+    const bytes = Buffer.concat([MAGIC, framed(head), framed(state), segments, ...(added ? [framed(added)] : [])]);
     await fs.mkdir(path.dirname(file), { recursive: true });
     await fs.writeFile(tmp, bytes);
     await fs.rename(tmp, file);
@@ -251,16 +270,17 @@ function markProse(commits: HistoryCommit[], handPaths: Record<string, string[]>
 
 /**
  * The tuning's history and state at `tip`, from the cache when it holds them.
- * `readTip` reads the tip files, and `parse` makes of them what the fold needs
- * and what the caller keeps (`parsed`); both are asked only when the cache
- * does not hold this tip.
+ * `readTip` reads the tip files, `parse` makes of them what the caller keeps
+ * (`parsed`, asked only when a tip file changed), and `inputs` what the fold
+ * takes of that.
  */
 export async function readTuningHistory<P>(
   repo: GitRepo,
   name: string,
   tip: string,
   readTip: () => Promise<TipFiles>,
-  parse: (files: TipFiles) => Promise<{ fold: FoldInputs; parsed: P }>,
+  parse: (files: TipFiles) => Promise<P>,
+  inputs: (parsed: P) => FoldInputs,
 ): Promise<TuningHistory<P>> {
   const file = cacheFile(repo.gitdir, name);
   const code = foldCodeHash();
@@ -283,44 +303,60 @@ export async function readTuningHistory<P>(
   }
 
   const files = await readTip();
-  const { fold, parsed } = await parse(files);
-  const head: Head = {
-    format: FORMAT, code, tuning: name, tip, ...files,
-    configOid: blobOid(files.configText), selectionOid: blobOid(files.selectionText), parsed,
-  };
+  const configOid = blobOid(files.configText);
+  const selectionOid = blobOid(files.selectionText);
+  const sameFiles = usable !== null && usable.head.configOid === configOid && usable.head.selectionOid === selectionOid;
+  // The tip files did not change since the cached tip: their parse is kept too (no YAML parser to load).
+  const parsed = sameFiles ? (usable.head.parsed as P) : await parse(files);
+  const fold = inputs(parsed);
+  const head: Head = { format: FORMAT, code, tuning: name, tip, ...files, configOid, selectionOid, parsed, segments: 1 };
   const walked = await walkHistory(repo, name, tip, usable?.head.tip ?? null);
-  const before = walked.reached === 'stop' && usable ? readBodySafe(usable.bytes, usable.stateAt) : null;
+  const compact = usable !== null && usable.head.segments >= MAX_SEGMENTS;
+  const extend = walked.reached === 'stop' && usable ? readBodySafe(usable.bytes, usable.stateAt, !sameFiles || compact) : null;
+
+  if (extend && usable && sameFiles) {
+    // The common case after a step: fold the new commits on top; append them as a segment
+    // (every MAX_SEGMENTS steps, all the commits are written back as one).
+    markProse(walked.commits, walked.handPaths, fold.isProse);
+    const state = foldHistory(name, walked.commits, fold.selection, extend.state);
+    dropParsed(walked.commits);
+    if (compact) {
+      const commits = [...extend.tail!.commits, ...walked.commits];
+      await writeCache(file, head, state, Buffer.alloc(0), { commits, handPaths: { ...extend.tail!.handPaths, ...walked.handPaths } });
+      return { ...files, parsed, state: () => state, commits: () => commits, memo };
+    }
+    await writeCache(file, { ...head, segments: usable.head.segments + 1 }, state, usable.bytes.subarray(extend.tailAt), walked);
+    let commits: HistoryCommit[] | null = null;
+    return {
+      ...files, parsed, state: () => state, memo,
+      commits: () => (commits ??= [...readBody(usable.bytes, usable.stateAt, true).tail!.commits, ...walked.commits]),
+    };
+  }
   let commits: HistoryCommit[];
   let handPaths: Record<string, string[]>;
   let state: TuningState;
-  if (!before || !usable) {
+  if (extend?.tail) {
+    // Other prose globs or another selection: refold everything, from the cached commits (no git read).
+    commits = [...extend.tail.commits, ...walked.commits];
+    handPaths = { ...extend.tail.handPaths, ...walked.handPaths };
+    markProse(commits, handPaths, fold.isProse);
+    state = foldHistory(name, commits, fold.selection);
+  } else {
     // Walked to the init commit (or the cached commits cannot be read back: walk it all).
     const all = walked.reached === 'init' ? walked : await walkHistory(repo, name, tip);
     ({ commits, handPaths } = all);
     markProse(commits, handPaths, fold.isProse);
     state = foldHistory(name, commits, fold.selection);
-  } else if (usable.head.configOid === head.configOid && usable.head.selectionOid === head.selectionOid) {
-    commits = [...before.tail.commits, ...walked.commits];
-    handPaths = { ...before.tail.handPaths, ...walked.handPaths };
-    markProse(walked.commits, walked.handPaths, fold.isProse);
-    state = foldHistory(name, walked.commits, fold.selection, before.state);
-  } else {
-    // Other prose globs or another selection: refold everything, from the cached commits (no git read).
-    commits = [...before.tail.commits, ...walked.commits];
-    handPaths = { ...before.tail.handPaths, ...walked.handPaths };
-    markProse(commits, handPaths, fold.isProse);
-    state = foldHistory(name, commits, fold.selection);
   }
   dropParsed(commits);
   // Serialized before anyone can touch the state handed out.
-  await writeCache(file, head, state, { commits, handPaths });
+  await writeCache(file, head, state, Buffer.alloc(0), { commits, handPaths });
   return { ...files, parsed, state: () => state, commits: () => commits, memo };
 }
 
-function readBodySafe(bytes: Buffer, stateAt: number): { state: TuningState; tail: Tail } | null {
+function readBodySafe(bytes: Buffer, stateAt: number, withTail: boolean): { state: TuningState; tailAt: number; tail: Tail | null } | null {
   try {
-    const body = readBody(bytes, stateAt, true);
-    return { state: body.state, tail: body.tail! };
+    return readBody(bytes, stateAt, withTail);
   } catch {
     return null;
   }

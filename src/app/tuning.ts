@@ -117,8 +117,9 @@ export async function loadTuning(repo: GitRepo, requested?: string): Promise<Tun
       const { CONFIG_FILE, parseConfig } = await import('./config-file.js');
       const config = files.configText === null ? null : parseConfig(files.configText, `${dir}/${CONFIG_FILE}`).config;
       const selection = files.selectionText === null ? null : selectionSchema.parse(JSON.parse(files.selectionText));
-      return { fold: { isProse: matcher(config?.prose ?? []), selection: selection?.ids ?? [] }, parsed: { config, selection } };
+      return { config, selection };
     },
+    ({ config, selection }) => ({ isProse: matcher(config?.prose ?? []), selection: selection?.ids ?? [] }),
   );
   const { configText } = history;
   const { config, selection } = history.parsed;

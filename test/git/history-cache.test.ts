@@ -173,6 +173,20 @@ describe.each([
     expect(rewritten.seen.walked).toBe(rewritten.tuning.state.commits);
   });
 
+  it('appends a segment per step, and past 64 writes the commits back as one, the state always right', async () => {
+    for (let i = 0; i < 66; i++) {
+      await step({ step: 'note' }, `note ${i}`);
+      if (i === 10) {
+        expect((await load()).seen.walked).toBe(2); // state and commits read back across segments
+        continue;
+      }
+      const { repo: counted, seen } = counting(git);
+      await loadTuning(counted, NAME);
+      expect(seen.walked).toBe(2);
+    }
+    expect((await load()).seen.walked).toBe(0);
+  });
+
   it('a damaged cache file is rebuilt, never trusted', async () => {
     const file = `${cacheDir(git.gitdir, NAME)}/history.bin`;
     writeFileSync(file, 'git-tune-history\n\u0000\u0000\u0000\u0010garbage garbage garbage');
