@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { sealMessage } from '../../src/core/steps.js';
 import { difficultFileAfter } from '../../src/app/difficult.js';
 import { loadTuning } from '../../src/app/tuning.js';
 import { openRepo } from '../../src/git/open.js';
@@ -40,10 +41,13 @@ const fileAtTip = (repo: TempRepo) => JSON.parse(repo.git('show', 'tune/desk:.tu
 const clean = (repo: TempRepo) => repo.git('status', '--porcelain').replace(/^\?\? cases.yaml\n/m, '');
 const batchPlan = (repo: TempRepo, n: number) => JSON.parse(readFileSync(repo.path(`.tune/desk/batches/batch0${n}.json`), 'utf8'));
 
-/** A PASSED grade written by native git: the fold reads commit messages only. */
+/**
+ * A PASSED grade written by native git, sealed as the tool seals its steps
+ * (the fold reads commit messages only, and trusts sealed steps only).
+ */
 function passGrade(repo: TempRepo, run: string): void {
-  repo.git('commit', '-q', '--allow-empty', '-m', `tune(desk): grade ${run}: PASSED`, '-m',
-    ['Tune-Tuning: desk', 'Tune-Step: grade', `Tune-Run: ${run}`, 'Tune-Verdict: PASSED', 'Tune-Wrong: (none)', 'Tune-Review: yes'].join('\n'));
+  const message = sealMessage(`tune(desk): grade ${run}: PASSED\n\n${['Tune-Tuning: desk', 'Tune-Step: grade', `Tune-Run: ${run}`, 'Tune-Verdict: PASSED', 'Tune-Wrong: (none)', 'Tune-Review: yes'].join('\n')}\n`);
+  repo.git('commit', '-q', '--allow-empty', '--cleanup=verbatim', '-m', message);
 }
 
 function ok(repo: TempRepo, args: string[]) {

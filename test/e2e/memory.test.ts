@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { sealMessage } from '../../src/core/steps.js';
 import { ROOT, TempRepo } from '../helpers/repo.js';
 
 /**
@@ -79,10 +80,13 @@ function ok(repo: TempRepo, args: string[]) {
   return r;
 }
 
-/** A PASSED grade written by native git: the fold reads commit messages only. */
+/**
+ * A PASSED grade written by native git, sealed as the tool seals its steps
+ * (the fold reads commit messages only, and trusts sealed steps only).
+ */
 function passGrade(repo: TempRepo, run: string): void {
-  repo.git('commit', '-q', '--allow-empty', '-m', `tune(desk): grade ${run}: PASSED`, '-m',
-    ['Tune-Tuning: desk', 'Tune-Step: grade', `Tune-Run: ${run}`, 'Tune-Verdict: PASSED', 'Tune-Wrong: (none)', 'Tune-Review: yes'].join('\n'));
+  const message = sealMessage(`tune(desk): grade ${run}: PASSED\n\n${['Tune-Tuning: desk', 'Tune-Step: grade', `Tune-Run: ${run}`, 'Tune-Verdict: PASSED', 'Tune-Wrong: (none)', 'Tune-Review: yes'].join('\n')}\n`);
+  repo.git('commit', '-q', '--allow-empty', '--cleanup=verbatim', '-m', message);
 }
 
 /** Files of a memory tree at the branch tip, relative to it, with their content. */
@@ -92,7 +96,8 @@ function treeAt(repo: TempRepo, which: 'candidate' | 'last-good'): Record<string
   return Object.fromEntries(names.map((n) => [n.slice(dir.length + 1), repo.git('show', `tune/desk:${n}`)]));
 }
 
-const trailers = (repo: TempRepo) => repo.git('log', '-1', '--format=%(trailers:only)', 'tune/desk');
+/** The step trailers of the tip, without its seal (a checksum the seal tests cover). */
+const trailers = (repo: TempRepo) => repo.git('log', '-1', '--format=%(trailers:only)', 'tune/desk').replace(/^Tune-Seal: .*\n/m, '');
 const tip = (repo: TempRepo) => repo.git('rev-parse', 'tune/desk').trim();
 const clean = (repo: TempRepo) => repo.git('status', '--porcelain').replace(/^\?\? cases.yaml\n/m, '');
 const results = (repo: TempRepo, run: string) => JSON.parse(readFileSync(repo.path(`.tune/desk/runs/${run}/results.json`), 'utf8')) as Array<Record<string, any>>;
@@ -152,7 +157,7 @@ describe('git tune memory', () => {
     const r = ok(repo, ['memory', 'candidate']);
     expect(r.stdout).toContain('holds 0 files, 0 bytes (0 added, 0 changed, 0 deleted, 0 unchanged)');
     expect(trailers(repo)).toContain('Tune-Step: candidate\nTune-Run: batch01-nomem-run1');
-    expect(repo.git('rev-parse', 'tune/desk^{tree}').trim()).toBe(repo.git('rev-parse', 'tune/desk~1^{tree}').trim());
+    expect(treeAt(repo, 'candidate')).toEqual(treeAt(repo, 'last-good'));
     expect(repo.git('log', '-1', '--format=%b', 'tune/desk')).toContain('in run order: none wrote anything.');
     expect(repo.tuneJson(['next']).kind).toBe('mem-run');
     repo.fsck();
