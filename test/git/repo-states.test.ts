@@ -45,7 +45,7 @@ describe.concurrent('repositories in the states users have them in', () => {
       expect(repo.git('symbolic-ref', 'HEAD').trim()).toBe(`refs/heads/${BRANCH}`);
       expect(repo.git('rev-list', '--parents', BRANCH).trim().split(' ')).toHaveLength(1); // a root commit
       expect(repo.git('branch', '--list', 'main')).toBe(''); // the unborn branch stays unborn
-      expect(repo.git('ls-files')).toBe(`${CONFIG}\n`);
+      expect(repo.git('ls-files')).toBe(`.tune/support-desk/README.md\n.tune/support-desk/USAGE.md\n${CONFIG}\n`);
       expect(repo.git('status', '--porcelain')).toBe('?? agents/\n?? cases.json\n');
       expect(repo.fsck()).toBe('');
 
