@@ -42,6 +42,8 @@ export interface Tuning {
 }
 
 export const SELECTION_FILE = 'selection.json';
+/** config-file.ts's CONFIG_FILE, named here so reading the tip does not load the YAML parser. */
+const CONFIG_PATH = 'config.yaml';
 
 export async function readText(repo: GitRepo, commit: string, file: string): Promise<string | null> {
   const blob = await repo.readBlobAt(commit, file);
@@ -105,14 +107,11 @@ export async function loadTuning(repo: GitRepo, requested?: string): Promise<Tun
   // holds this tip (src/app/cache.ts); the YAML parser loads only when it does not.
   const history = await readTuningHistory(
     repo, name, tip,
-    async () => {
-      const { CONFIG_FILE } = await import('./config-file.js');
-      return {
-        configText: await readText(repo, tip, `${dir}/${CONFIG_FILE}`),
-        selectionText: await readText(repo, tip, `${dir}/${SELECTION_FILE}`),
-        readmeText: await readText(repo, tip, `${dir}/README.md`),
-      };
-    },
+    async () => ({
+      configText: await readText(repo, tip, `${dir}/${CONFIG_PATH}`),
+      selectionText: await readText(repo, tip, `${dir}/${SELECTION_FILE}`),
+      readmeText: await readText(repo, tip, `${dir}/README.md`),
+    }),
     async (files: TipFiles) => {
       const { CONFIG_FILE, parseConfig } = await import('./config-file.js');
       const config = files.configText === null ? null : parseConfig(files.configText, `${dir}/${CONFIG_FILE}`).config;

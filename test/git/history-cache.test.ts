@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TempRepo } from '../helpers/repo.js';
 // The built product, as the CLI runs it (tests run after `npm run build`).
 import { cacheDir } from '../../dist/app/cache.js';
+import { CONFIG_FILE } from '../../dist/app/config-file.js';
 import { nextFor, nextInputFor } from '../../dist/app/decide.js';
 import { loadTuning, readHistory } from '../../dist/app/tuning.js';
 import { foldHistory } from '../../dist/core/fold.js';
@@ -112,6 +113,10 @@ describe.each([
     await commit('hand: notes\n', { 'docs/notes.md': { content: 'more notes\n' } });
   });
   afterAll(() => repo.cleanup());
+
+  it('reads config.yaml where config-file.ts says it is', () => {
+    expect(CONFIG_FILE).toBe('config.yaml'); // src/app/tuning.ts names it without importing the YAML parser
+  });
 
   it('a cold load walks to the init commit and writes the cache inside .git, where git does not look', async () => {
     const { tuning, seen } = await load();
