@@ -80,13 +80,13 @@ function readYaml(text: string, file: string, problems: Problem[]): RawItem[] {
   return out;
 }
 
-async function filesOf(input: string): Promise<string[]> {
+async function filesOf(input: string, shown = input): Promise<string[]> {
   const stat = await fs.stat(input).catch(() => null);
-  if (!stat) throw usageError('no-such-file', `${input} does not exist`, 'git tune dataset import <file|dir>');
+  if (!stat) throw usageError('no-such-file', `${shown} does not exist`, 'git tune dataset import <file|dir>');
   if (stat.isFile()) return [input];
   const names = (await fs.readdir(input)).filter((n) => EXTENSIONS.has(path.extname(n).toLowerCase())).sort();
   if (names.length === 0) {
-    throw usageError('empty-dataset-dir', `${input} holds no .json, .jsonl, .yaml or .yml file`, 'git tune dataset import <file|dir>');
+    throw usageError('empty-dataset-dir', `${shown} holds no .json, .jsonl, .yaml or .yml file`, 'git tune dataset import <file|dir>');
   }
   return names.map((n) => path.join(input, n));
 }
@@ -96,7 +96,7 @@ export async function readDatasetInput(input: string, displayBase = process.cwd(
   const problems: Problem[] = [];
   const raw: RawItem[] = [];
   // Relative to the command's directory, not the process's (auto and demo run commands in-process).
-  for (const file of await filesOf(path.resolve(displayBase, input))) {
+  for (const file of await filesOf(path.resolve(displayBase, input), input)) {
     const shown = path.relative(displayBase, file) || file;
     const text = await fs.readFile(file, 'utf8');
     const ext = path.extname(file).toLowerCase();
