@@ -76,6 +76,11 @@ class GitPipe {
     this.idle();
   }
 
+  /** Whether the process ended (a read then starts another). */
+  get failed(): boolean {
+    return this.failure !== null;
+  }
+
   request<T>(line: string, parse: Parser<T>): Promise<T> {
     if (this.failure) return Promise.reject(this.failure);
     return new Promise<T>((resolve, reject) => {
@@ -213,13 +218,13 @@ function runOnce(
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn('git', args, { cwd, env: gitEnv(opts.env), stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const stdout: Buffer[] = [];
+    const stderr: Buffer[] = [];
+    child.stdout.on('data', (c: Buffer) => stdout.push(c));
+    child.stderr.on('data', (c: Buffer) => stderr.push(c));
     child.stdin.on('error', () => {});
     child.on('error', (e) => reject(noGit(e)));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.on('close', (code) => resolve({ code, stdout: Buffer.concat(stdout).toString('utf8'), stderr: Buffer.concat(stderr).toString('utf8') }));
     child.stdin.end(opts.input ?? '');
   });
 }
@@ -285,7 +290,7 @@ export class NativeGitRepo implements GitRepo {
   }
 
   private readObject(name: string): Promise<RawObject | null> {
-    this.catFile ??= new GitPipe([...this.base, 'cat-file', '--batch'], this.dir);
+    if (!this.catFile || this.catFile.failed) this.catFile = new GitPipe([...this.base, 'cat-file', '--batch'], this.dir);
     return this.catFile.request(name, parseObject);
   }
 
@@ -391,7 +396,10 @@ export class NativeGitRepo implements GitRepo {
   }
 
   async readBlobAt(commitOid: string, filepath: string): Promise<Uint8Array | null> {
-    const obj = await this.readObject(`${commitOid}:${filepath}`);
+    // cat-file reads one name per line: a path with a newline in it is found through its trees instead.
+    const name = filepath.includes('\n') ? await this.treeOidAt(commitOid, filepath).catch(() => null) : `${commitOid}:${filepath}`;
+    if (name === null) return null;
+    const obj = await this.readObject(name);
     if (!obj) return null;
     if (obj.type !== 'blob') {
       throw new TuneError('object-type', `${filepath} is a ${obj.type} in ${commitOid.slice(0, 7)}, not a file`, { exitCode: EXIT.unexpected });

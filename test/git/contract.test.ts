@@ -38,7 +38,7 @@ async function collect<T>(it: AsyncIterable<T>, limit = Infinity): Promise<T[]> 
  * ends in blank lines and holds non-ASCII text.
  */
 function nativeHistory(): TempRepo {
-  const repo = TempRepo.create({ 'agents/prompt.md': 'Answer politely.\n', 'docs/a/b/deep.txt': 'deep\n', 'run.sh': '#!/bin/sh\n' });
+  const repo = TempRepo.create({ 'agents/prompt.md': 'Answer politely.\n', 'docs/a/b/deep.txt': 'deep\n', 'run.sh': '#!/bin/sh\n', 'docs/odd\nname.txt': 'a newline in its name\n' });
   repo.git('update-index', '--chmod=+x', 'run.sh');
   repo.git('commit', '-q', '-m', 'exec bit');
   repo.git('switch', '-q', '-c', 'side');
@@ -118,8 +118,9 @@ describe.each(BACKENDS)('GitRepo contract: %s', (name, make) => {
     expect(await git.treeOidAt(tip, 'docs/a')).toBe(repo.git('rev-parse', 'main:docs/a').trim());
     expect(await git.treeOidAt(tip, '')).toBe(repo.git('rev-parse', 'main^{tree}').trim());
     expect(await git.treeOidAt(tip, 'docs/zz')).toBeNull();
+    expect(Buffer.from((await git.readBlobAt(tip, 'docs/odd\nname.txt'))!).toString()).toBe('a newline in its name\n');
     const files = await git.listFiles(tip, '');
-    const lsTree = repo.git('ls-tree', '-r', 'main').trim().split('\n').map((l) => {
+    const lsTree = repo.git('ls-tree', '-r', '-z', 'main').split('\0').filter(Boolean).map((l) => {
       const [meta, p] = l.split('\t');
       const [mode, , oid] = meta!.split(' ');
       return { path: p, oid, mode };
@@ -131,7 +132,7 @@ describe.each(BACKENDS)('GitRepo contract: %s', (name, make) => {
     const execBit = repo.git('rev-parse', 'main~3').trim();
     expect(await git.changedPaths(execBit)).toEqual(['run.sh']);
     const root = repo.git('rev-list', '--max-parents=0', 'main').trim();
-    expect(await git.changedPaths(root)).toEqual(['agents/prompt.md', 'docs/a/b/deep.txt', 'run.sh']);
+    expect(await git.changedPaths(root)).toEqual(['agents/prompt.md', 'docs/a/b/deep.txt', 'docs/odd\nname.txt', 'run.sh']);
     expect(await git.readConfig('core.bare')).toBe('false');
     expect(await git.readConfig('user.nothing')).toBeNull();
     expect(await git.isShallow()).toBe(false);
