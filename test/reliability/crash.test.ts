@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, type ExpectStatic } from 'vitest';
 import { TempRepo } from '../helpers/repo.js';
 import {
   cloneRepo, fsckProblems, leftovers, plainCase, plannedRepo, revOrNull, stepsBetween, tuneAsync, tuneOk, writeFinetuneFolder,
@@ -151,53 +151,64 @@ function referenceOf(s: Scenario): Promise<Outcome> {
 
 const withoutResume = (steps: string[]) => steps.filter((s) => !/^tune\(desk\): resume /.test(s));
 
+/** Kills the command at `point`, then checks what it left and what the next command makes of it. */
+async function crashAndRecover(expect: ExpectStatic, s: Scenario, point: string, env: Record<string, string> = {}): Promise<void> {
+  const ref = await referenceOf(s);
+  const repo = cloneRepo(templates[s.stage]);
+  try {
+    s.prepare?.(repo);
+    const before = revOrNull(repo, s.branch ?? BRANCH);
+    const crashed = await tuneAsync(repo, s.command, { ...env, GIT_TUNE_CRASH_AT: point });
+    expect(crashed.signal, `the command never reached ${point}: exit ${crashed.code}\n${crashed.stderr}`).toBe('SIGKILL');
+
+    // Right after the crash: git is consistent, and the branch holds whole steps only.
+    expect(fsckProblems(repo)).toBe('');
+    const landed = stepsBetween(repo, before, revOrNull(repo, s.branch ?? BRANCH));
+    expect(ref.steps.slice(0, landed.length)).toEqual(landed);
+    const complete = landed.length === ref.steps.length;
+    if (/after-objects$|^case:|^logs:/.test(point)) expect(complete).toBe(false);
+    else if (!point.startsWith('run-start')) expect(complete).toBe(true);
+
+    // The next command finds its place (and finishes what lags behind); the step is then completed.
+    const next = await tuneAsync(repo, ['next', '--json'], env);
+    // Before an import lands there is no tuning yet for `next` to read.
+    if (s.stage !== 'bare' || complete) expect(next.code, next.stderr).toBe(0);
+    let nextJson = next.stdout;
+    if (!complete) {
+      if (s.fromNext !== false) expect(JSON.parse(next.stdout).command ?? '').toContain(s.command[0]!);
+      await tuneOk(repo, s.command, env);
+      // The very commits of an uninterrupted command (below) imply its `next`: only a run's are read again.
+      nextJson = s.deterministic ? JSON.stringify(ref.next) : (await tuneOk(repo, ['next', '--json'], env)).stdout;
+    }
+    const after = outcomeOf(repo, s, before, nextJson);
+    expect(after.status).toBe(ref.status);
+    expect(after.tags).toBe(ref.tags);
+    expect(after.next).toEqual(ref.next);
+    if (s.deterministic) {
+      expect(after.tip).toBe(ref.tip);
+    } else {
+      expect(withoutResume(after.steps)).toEqual(withoutResume(ref.steps));
+      expect(after.results).toBe(ref.results);
+    }
+    expect(leftovers(repo)).toEqual([]);
+    expect(fsckProblems(repo)).toBe('');
+  } finally {
+    repo.cleanup();
+  }
+}
+
 describe.concurrent('a command killed at each write point leaves nothing lost and nothing half-made', () => {
   for (const s of SCENARIOS) {
     for (const point of s.points) {
-      it(`${s.name} killed at ${point}`, async ({ expect }) => {
-        const ref = await referenceOf(s);
-        const repo = cloneRepo(templates[s.stage]);
-        try {
-          s.prepare?.(repo);
-          const before = revOrNull(repo, s.branch ?? BRANCH);
-          const crashed = await tuneAsync(repo, s.command, { GIT_TUNE_CRASH_AT: point });
-          expect(crashed.signal, `the command never reached ${point}: exit ${crashed.code}\n${crashed.stderr}`).toBe('SIGKILL');
+      it(`${s.name} killed at ${point}`, ({ expect }) => crashAndRecover(expect, s, point));
+    }
+  }
 
-          // Right after the crash: git is consistent, and the branch holds whole steps only.
-          expect(fsckProblems(repo)).toBe('');
-          const landed = stepsBetween(repo, before, revOrNull(repo, s.branch ?? BRANCH));
-          expect(ref.steps.slice(0, landed.length)).toEqual(landed);
-          const complete = landed.length === ref.steps.length;
-          if (/after-objects$|^case:|^logs:/.test(point)) expect(complete).toBe(false);
-          else if (!point.startsWith('run-start')) expect(complete).toBe(true);
-
-          // The next command finds its place (and finishes what lags behind); the step is then completed.
-          const next = await tuneAsync(repo, ['next', '--json']);
-          // Before an import lands there is no tuning yet for `next` to read.
-          if (s.stage !== 'bare' || complete) expect(next.code, next.stderr).toBe(0);
-          let nextJson = next.stdout;
-          if (!complete) {
-            if (s.fromNext !== false) expect(JSON.parse(next.stdout).command ?? '').toContain(s.command[0]!);
-            await tuneOk(repo, s.command);
-            // The very commits of an uninterrupted command (below) imply its `next`: only a run's are read again.
-            nextJson = s.deterministic ? JSON.stringify(ref.next) : (await tuneOk(repo, ['next', '--json'])).stdout;
-          }
-          const after = outcomeOf(repo, s, before, nextJson);
-          expect(after.status).toBe(ref.status);
-          expect(after.tags).toBe(ref.tags);
-          expect(after.next).toEqual(ref.next);
-          if (s.deterministic) {
-            expect(after.tip).toBe(ref.tip);
-          } else {
-            expect(withoutResume(after.steps)).toEqual(withoutResume(ref.steps));
-            expect(after.results).toBe(ref.results);
-          }
-          expect(leftovers(repo)).toEqual([]);
-          expect(fsckProblems(repo)).toBe('');
-        } finally {
-          repo.cleanup();
-        }
-      });
+  // The same with the isomorphic-git backend (the default is native git when it is on PATH).
+  const ISO = new Set(['run-start:after-ref', 'run:after-tags', 'grade:after-ref', 'edit:after-objects', 'import:after-ref']);
+  for (const s of SCENARIOS) {
+    for (const point of s.points.filter((p) => ISO.has(p))) {
+      it(`${s.name} killed at ${point}, isomorphic-git backend`, ({ expect }) => crashAndRecover(expect, s, point, { GIT_TUNE_BACKEND: 'iso' }));
     }
   }
 
