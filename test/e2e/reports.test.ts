@@ -30,7 +30,8 @@ function tune(repo: TempRepo, args: string[]): Promise<{ code: number; stdout: s
   });
 }
 
-const scrub = (text: string) => text.replace(/\b[0-9a-f]{7,40}\b/g, '<id>');
+/** Commit ids and the checkout's own path (the runner command names it) vary between machines. */
+const scrub = (text: string) => text.split(ROOT).join('<root>').replace(/\b[0-9a-f]{7,40}\b/g, '<id>');
 const HAND = '## What is tuned and why\n\nThe desk agent\'s one prompt: every answer polite, refunds offered.\n\n## Open problems\n\n- none yet';
 
 describe('README.md and USAGE.md in every step, log and review', () => {
