@@ -93,11 +93,16 @@ function foldCodeHash(): string {
   const here = path.dirname(fileURLToPath(import.meta.url));
   const ext = path.extname(fileURLToPath(import.meta.url));
   const inDir = (dir: string) => readdirSync(dir).filter((f) => f.endsWith(ext)).sort().map((f) => path.join(dir, f));
-  const files = [
-    ...inDir(path.join(here, '..', 'core')),
-    ...inDir(path.join(here, '..', 'contracts')),
-    ...['cache', 'tuning', 'config-file', 'decide'].map((f) => path.join(here, `${f}${ext}`)),
-  ];
+  let files: string[];
+  try {
+    files = [
+      ...inDir(path.join(here, '..', 'core')),
+      ...inDir(path.join(here, '..', 'contracts')),
+      ...['cache', 'tuning', 'config-file', 'decide'].map((f) => path.join(here, `${f}${ext}`)),
+    ];
+  } catch {
+    files = inDir(here); // bundled: the code is the files beside this one
+  }
   for (const file of files) {
     const st = statSync(file, { throwIfNoEntry: false });
     hash.update(`${path.relative(here, file)} ${st?.size} ${st?.mtimeMs} ${st?.ino}\n`);

@@ -23,6 +23,26 @@ export class IsoGitRepo implements GitRepo {
 
   constructor(readonly dir: string, readonly gitdir: string) {}
 
+  /**
+   * The file system isomorphic-git updates the index through: its index write
+   * truncates .git/index in place, so a process killed then leaves an empty
+   * index that neither git nor isomorphic-git can read. Here it is written
+   * beside it and renamed over it, as git does.
+   */
+  private get indexFs() {
+    const index = path.join(this.gitdir, 'index');
+    const writeFile = async (file: unknown, data: Uint8Array | string, options?: unknown) => {
+      if (typeof file === 'string' && path.resolve(file) === index) {
+        const tmp = `${index}.tune-${process.pid}`;
+        await fs.writeFile(tmp, data, options as never);
+        await fs.rename(tmp, index);
+        return;
+      }
+      return fs.writeFile(file as string, data, options as never);
+    };
+    return { ...nodeFs, promises: { ...nodeFs.promises, writeFile } };
+  }
+
   private get base() {
     return { fs: nodeFs, dir: this.dir, gitdir: this.gitdir, cache: this.cache };
   }
@@ -206,10 +226,10 @@ export class IsoGitRepo implements GitRepo {
         if (file) {
           const { blob } = await git.readBlob({ ...this.base, oid: file.oid });
           await writeFileAtomic(full, blob, file.mode === '100755' ? 0o755 : 0o644);
-          await git.updateIndex({ ...this.base, filepath, add: true });
+          await git.updateIndex({ ...this.base, fs: this.indexFs, filepath, add: true });
         } else {
           await fs.rm(full, { force: true });
-          await git.updateIndex({ ...this.base, filepath, remove: true, force: true });
+          await git.updateIndex({ ...this.base, fs: this.indexFs, filepath, remove: true, force: true });
           await removeEmptyDirs(this.dir, path.dirname(full));
         }
       }

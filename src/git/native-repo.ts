@@ -230,6 +230,7 @@ function runOnce(
 }
 
 const TREE_CACHE_LIMIT = 4096;
+const FIRST_BY_CAT_FILE = 16;
 const PACK_TYPES = { commit: 1, tree: 2, blob: 3 } as const;
 
 /** New objects of one write, kept once each, and the pack that carries them to git. */
@@ -329,7 +330,29 @@ export class NativeGitRepo implements GitRepo {
     return parseCommit(oid, await this.readTyped(oid, 'commit'));
   }
 
+  /**
+   * The first commits through cat-file (after a step the walk stops at the
+   * cached tip one or two commits down: no process to start), the rest as
+   * one streamed rev-list.
+   */
   async *firstParentLog(tip: string): AsyncIterable<LogEntry> {
+    let oid: string | undefined = tip;
+    for (let i = 0; i < FIRST_BY_CAT_FILE && oid; i++) {
+      let commit: CommitInfo;
+      try {
+        commit = await this.readCommit(oid);
+      } catch (err) {
+        // A shallow clone ends where its history was cut, as rev-list ends there.
+        if (oid !== tip && (err as TuneError).code === 'object-missing' && (await this.isShallow())) return;
+        throw err;
+      }
+      yield { oid, parents: commit.parents, message: commit.message };
+      oid = commit.parents[0];
+    }
+    if (oid) yield* this.revList(oid);
+  }
+
+  private async *revList(tip: string): AsyncIterable<LogEntry> {
     // rev-list is plumbing: no pager, colour or signature display from the user's config.
     const args = [...this.base, 'rev-list', '--first-parent', '--format=%P%x00%B%x00', tip, '--'];
     const child = spawn('git', args, { cwd: this.dir, env: gitEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
