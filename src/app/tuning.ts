@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Case } from '../contracts/dataset.js';
 import type { Config } from '../contracts/config.js';
-import { selectionSchema, type Selection } from '../contracts/files.js';
+import type { Selection } from '../contracts/files.js';
 import type { HistoryCommit, TuningState } from '../core/fold.js';
 import { matcher } from '../core/glob.js';
 import { branchName, branchRef, parseBranchName, tuningDir } from '../core/names.js';
@@ -114,6 +114,7 @@ export async function loadTuning(repo: GitRepo, requested?: string): Promise<Tun
     }),
     async (files: TipFiles) => {
       const { CONFIG_FILE, parseConfig } = await import('./config-file.js');
+      const { selectionSchema } = await import('../contracts/files.js');
       const config = files.configText === null ? null : parseConfig(files.configText, `${dir}/${CONFIG_FILE}`).config;
       const selection = files.selectionText === null ? null : selectionSchema.parse(JSON.parse(files.selectionText));
       return { config, selection };

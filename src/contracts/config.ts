@@ -71,9 +71,5 @@ export const CONFIG_KEYS = [
   'memory', 'memory.merge', 'budget', 'budget.maxCostUsd', 'budget.maxTokens', 'targets',
 ] as const;
 
-/** What `next` calls "no config": the method cannot run without these. */
-export function missingConfig(config: Config): string | null {
-  if (config.prose.length === 0) return 'prose';
-  if (config.runner === null) return 'runner';
-  return null;
-}
+// Defined without zod in values.ts (the core imports it from there); re-exported here as before.
+export { missingConfig } from './values.js';

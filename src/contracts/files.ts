@@ -23,8 +23,9 @@ export const batchPlanSchema = z.looseObject({
 });
 export type BatchPlan = z.infer<typeof batchPlanSchema>;
 
-export const DIFFICULT_REASONS = ['wrong', 'regressed', 'flaky', 'memory', 'costly'] as const;
-export type DifficultReason = (typeof DIFFICULT_REASONS)[number];
+// Defined without zod in values.ts (the core imports them from there); re-exported here as before.
+import { DIFFICULT_REASONS, type DifficultReason } from './values.js';
+export { DIFFICULT_REASONS, type DifficultReason };
 
 export const difficultFileSchema = z.array(
   z.looseObject({

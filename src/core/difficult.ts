@@ -1,4 +1,4 @@
-import { DIFFICULT_REASONS } from '../contracts/files.js';
+import { DIFFICULT_REASONS } from '../contracts/values.js';
 import type { DifficultEntry, TuningState } from './fold.js';
 
 /**

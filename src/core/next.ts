@@ -1,5 +1,6 @@
 import type { Complexity } from '../contracts/dataset.js';
-import { missingConfig, type Config } from '../contracts/config.js';
+import type { Config } from '../contracts/config.js';
+import { missingConfig } from '../contracts/values.js';
 import { viewDifficult } from './difficult.js';
 import { countedRuns, currentBatch, halfRuns, isVoidRun, runName, type RunState, type TuningState } from './fold.js';
 import { FINAL_RUN, type Half } from './names.js';

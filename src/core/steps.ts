@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { DIFFICULT_REASONS, type DifficultReason } from '../contracts/files.js';
+import { DIFFICULT_REASONS, type DifficultReason } from '../contracts/values.js';
 import { formatMessage, parseMessage, trailerValue, trailerValues, type Trailer } from './trailers.js';
 
 /**
