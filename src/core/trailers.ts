@@ -30,20 +30,35 @@ export function formatMessage(message: CommitMessage): string {
 }
 
 export function parseMessage(text: string): CommitMessage {
-  const normalized = text.replace(/\r\n/g, '\n').replace(/\n+$/, '');
-  const paragraphs = normalized.split(/\n{2,}/);
-  const subject = (paragraphs.shift() ?? '').trim();
-  let trailers: Trailer[] = [];
-  const last = paragraphs[paragraphs.length - 1];
-  if (last !== undefined) {
-    const lines = last.split('\n');
-    const parsed = lines.map((line) => TRAILER_LINE.exec(line));
-    if (parsed.every((m) => m !== null)) {
-      trailers = parsed.map((m) => [m![1]!, m![2]!.trim()] as const);
-      paragraphs.pop();
-    }
+  // Split at the last blank line only: a step's message is read on every walk
+  // of a long history, and only its last paragraph can hold trailers.
+  const normalized = trimNewlines(text.includes('\r') ? text.replace(/\r\n/g, '\n') : text);
+  const cut = normalized.lastIndexOf('\n\n');
+  if (cut < 0) return { subject: normalized.trim(), body: '', trailers: [] };
+  const trailers = trailerLines(normalized.slice(cut + 2));
+  const rest = trailers === null ? normalized : trimNewlines(normalized.slice(0, cut));
+  const first = rest.search(/\n{2,}/);
+  const subject = (first < 0 ? rest : rest.slice(0, first)).trim();
+  const body = first < 0 ? '' : rest.slice(first).replace(/^\n+/, '').replace(/\n{3,}/g, '\n\n');
+  return { subject, body, trailers: trailers ?? [] };
+}
+
+/** `text` without the newlines it ends with (a loop: the regex `\n+$` tries every position). */
+function trimNewlines(text: string): string {
+  let end = text.length;
+  while (end > 0 && text.charCodeAt(end - 1) === 10) end--;
+  return end === text.length ? text : text.slice(0, end);
+}
+
+/** The paragraph's trailers when every one of its lines is one, else null. */
+function trailerLines(paragraph: string): Trailer[] | null {
+  const out: Trailer[] = [];
+  for (const line of paragraph.split('\n')) {
+    const m = TRAILER_LINE.exec(line);
+    if (m === null) return null;
+    out.push([m[1]!, m[2]!.trim()]);
   }
-  return { subject, body: paragraphs.join('\n\n'), trailers };
+  return out;
 }
 
 export function trailerValue(trailers: readonly Trailer[], key: string): string | undefined {

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { formatMessage, parseMessage, trailerValue, trailerValues, type CommitMessage } from '../../src/core/trailers.js';
 
@@ -55,5 +56,34 @@ describe('trailers: formatMessage / parseMessage', () => {
     expect(trailerValue([...trailers], 'TUNE-RUN')).toBe('r');
     expect(trailerValue([...trailers], 'Tune-Missing')).toBeUndefined();
     expect(trailerValues([...trailers], 'Tune-Reverts')).toEqual(['a', 'b']);
+  });
+});
+
+describe('parseMessage reads like the plain paragraph split it replaced', () => {
+  // The first implementation, kept as the reference: split every paragraph, then look at the last.
+  const reference = (text: string): CommitMessage => {
+    const paragraphs = text.replace(/\r\n/g, '\n').replace(/\n+$/, '').split(/\n{2,}/);
+    const subject = (paragraphs.shift() ?? '').trim();
+    let trailers: Array<[string, string]> = [];
+    const last = paragraphs[paragraphs.length - 1];
+    if (last !== undefined) {
+      const parsed = last.split('\n').map((line) => /^([A-Za-z0-9][A-Za-z0-9-]*):[ \t]?(.*)$/.exec(line));
+      if (parsed.every((m) => m !== null)) {
+        trailers = parsed.map((m) => [m![1]!, m![2]!.trim()]);
+        paragraphs.pop();
+      }
+    }
+    return { subject, body: paragraphs.join('\n\n'), trailers };
+  };
+
+  it('on messages built from subjects, blank-line runs, prose and trailer-like lines', () => {
+    const piece = fc.constantFrom('subject', ' spaced ', 'Tune-Step: run', 'Key:v', 'a: b', 'prose line', '', ' ', '\n', '\n\n', '\n\n\n', '\r\n', '\r\n\r\n', 'x:');
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 14 }), fc.array(fc.constantFrom('\n', '\n\n', '\n\n\n', ''), { maxLength: 14 }), (parts, seps) => {
+        const text = parts.map((p, i) => p + (seps[i] ?? '')).join('');
+        expect(parseMessage(text)).toEqual(reference(text));
+      }),
+      { numRuns: 3000 },
+    );
   });
 });
