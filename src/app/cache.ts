@@ -229,11 +229,13 @@ export async function walkHistory(
   name: string,
   tip: string,
   stop: string | null = null,
+  cancel: { cancelled: boolean } = { cancelled: false },
 ): Promise<{ commits: HistoryCommit[]; handPaths: Record<string, string[]>; reached: 'init' | 'stop' }> {
   const out: HistoryCommit[] = [];
   const hand: string[] = [];
   let reached: 'init' | 'stop' | null = null;
-  for await (const entry of repo.firstParentLog(tip)) {
+  for await (const entry of repo.firstParentLog(tip, { short: stop !== null })) {
+    if (cancel.cancelled) throw new Error('walk cancelled');
     if (entry.oid === stop) {
       reached = 'stop';
       break;
@@ -307,15 +309,29 @@ export async function readTuningHistory<P>(
     };
   }
 
-  const files = await readTip();
-  const configOid = blobOid(files.configText);
-  const selectionOid = blobOid(files.selectionText);
-  const sameFiles = usable !== null && usable.head.configOid === configOid && usable.head.selectionOid === selectionOid;
-  // The tip files did not change since the cached tip: their parse is kept too (no YAML parser to load).
-  const parsed = sameFiles ? (usable.head.parsed as P) : await parse(files);
+  // The walk starts first: git reads the history on its own core while the tip files are parsed here.
+  const cancel = { cancelled: false };
+  const walking = walkHistory(repo, name, tip, usable?.head.tip ?? null, cancel);
+  walking.catch(() => {}); // awaited below, after the tip files (whose errors come first)
+  let files: TipFiles;
+  let parsed: P;
+  let sameFiles: boolean;
+  let configOid: string | null;
+  let selectionOid: string | null;
+  try {
+    files = await readTip();
+    configOid = blobOid(files.configText);
+    selectionOid = blobOid(files.selectionText);
+    sameFiles = usable !== null && usable.head.configOid === configOid && usable.head.selectionOid === selectionOid;
+    // The tip files did not change since the cached tip: their parse is kept too (no YAML parser to load).
+    parsed = sameFiles ? (usable!.head.parsed as P) : await parse(files);
+  } catch (err) {
+    cancel.cancelled = true; // a bad config.yaml: the walk stops (its git process ends) rather than read on
+    throw err;
+  }
   const fold = inputs(parsed);
   const head: Head = { format: FORMAT, code, tuning: name, tip, ...files, configOid, selectionOid, parsed, segments: 1 };
-  const walked = await walkHistory(repo, name, tip, usable?.head.tip ?? null);
+  const walked = await walking;
   const compact = usable !== null && usable.head.segments >= MAX_SEGMENTS;
   const extend = walked.reached === 'stop' && usable ? readBodySafe(usable.bytes, usable.stateAt, !sameFiles || compact) : null;
 

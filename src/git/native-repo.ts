@@ -25,7 +25,8 @@ import { assertIndexSupported, removeEmptyDirs } from './worktree.js';
  */
 const ZERO_OID = '0'.repeat(40);
 
-type Parser<T> = (buf: Buffer) => { used: number; value: T } | null;
+/** A reply read off the front of `buf`; or, when it is not all there yet, null or how many bytes it needs. */
+type Parser<T> = (buf: Buffer) => { used: number; value: T } | { need: number } | null;
 
 interface Pending {
   parse: Parser<unknown>;
@@ -61,6 +62,10 @@ class GitPipe {
   private readonly child: ChildProcess;
   private readonly queue: Pending[] = [];
   private buf: Buffer = Buffer.alloc(0);
+  /** Chunks not yet joined to `buf`: a large object arrives in many, joined once when all have come. */
+  private chunks: Buffer[] = [];
+  private pending = 0;
+  private need = 0;
   private stderr = '';
   private failure: Error | null = null;
 
@@ -91,10 +96,19 @@ class GitPipe {
   }
 
   private onData(chunk: Buffer): void {
-    this.buf = this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
+    this.chunks.push(chunk);
+    this.pending += chunk.length;
+    if (this.buf.length + this.pending < this.need) return;
+    this.buf = this.buf.length === 0 && this.chunks.length === 1 ? chunk : Buffer.concat([this.buf, ...this.chunks]);
+    this.chunks = [];
+    this.pending = 0;
+    this.need = 0;
     while (this.queue.length > 0) {
       const parsed = this.queue[0]!.parse(this.buf);
-      if (!parsed) return;
+      if (!parsed || 'need' in parsed) {
+        this.need = parsed?.need ?? 0;
+        return;
+      }
       this.buf = this.buf.subarray(parsed.used);
       this.queue.shift()!.resolve(parsed.value);
       if (this.queue.length === 0) this.idle();
@@ -134,7 +148,7 @@ const parseObject: Parser<RawObject | null> = (buf) => {
   if (/ (missing|ambiguous)$/.test(header)) return { used: nl + 1, value: null };
   const [oid, type, size] = header.split(' ');
   const length = Number(size);
-  if (buf.length < nl + 1 + length + 1) return null;
+  if (buf.length < nl + 1 + length + 1) return { need: nl + 1 + length + 1 };
   return { used: nl + 1 + length + 1, value: { oid: oid!, type: type!, data: Buffer.from(buf.subarray(nl + 1, nl + 1 + length)) } };
 };
 
@@ -331,13 +345,13 @@ export class NativeGitRepo implements GitRepo {
   }
 
   /**
-   * The first commits through cat-file (after a step the walk stops at the
-   * cached tip one or two commits down: no process to start), the rest as
-   * one streamed rev-list.
+   * A short walk reads its first commits through cat-file (after a step the
+   * walk stops at the cached tip one or two commits down: no process to
+   * start), the rest as one streamed rev-list; a long one is all rev-list.
    */
-  async *firstParentLog(tip: string): AsyncIterable<LogEntry> {
+  async *firstParentLog(tip: string, opts: { short?: boolean } = {}): AsyncIterable<LogEntry> {
     let oid: string | undefined = tip;
-    for (let i = 0; i < FIRST_BY_CAT_FILE && oid; i++) {
+    for (let i = 0; i < (opts.short ? FIRST_BY_CAT_FILE : 0) && oid; i++) {
       let commit: CommitInfo;
       try {
         commit = await this.readCommit(oid);

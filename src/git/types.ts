@@ -65,8 +65,10 @@ export interface GitRepo {
    * The first-parent line from `tip` back to the root commit, newest first.
    * Stop iterating (`break`) to stop reading: the fold stops at its tuning's
    * init commit, and a long project history before it is never read.
+   * `short`: the caller expects to stop within a few commits (a backend may
+   * then read them one by one rather than start a walk of the whole line).
    */
-  firstParentLog(tip: string): AsyncIterable<LogEntry>;
+  firstParentLog(tip: string, opts?: { short?: boolean }): AsyncIterable<LogEntry>;
   readBlobAt(commitOid: string, path: string): Promise<Uint8Array | null>;
   /** Every file under `dir` (recursively) in the commit's tree. */
   listFiles(commitOid: string, dir: string): Promise<TreeFile[]>;
