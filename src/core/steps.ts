@@ -221,27 +221,37 @@ export function parseStepTrailers(message: string): Step | null {
   return stepOf(parseMessage(message).trailers);
 }
 
+/** Trailer keys as git-tune writes them, lower-cased once (a sealed step's keys are these). */
+const LOWER_KEYS = new Map<string, string>();
+
 function stepOf(trailers: readonly Trailer[]): Step | null {
-  // Keys looked up once each: the first value of a key, case-insensitively, as trailerValue reads it.
-  const first = new Map<string, string>();
+  // One pass: the first value of each key, case-insensitively (as trailerValue reads it), and every Tune-Difficult.
+  const first: Record<string, string> = Object.create(null) as Record<string, string>;
+  const difficult: DifficultChange[] = [];
   for (const [key, value] of trailers) {
-    const lower = key.toLowerCase();
-    if (!first.has(lower)) first.set(lower, value);
+    let lower = LOWER_KEYS.get(key);
+    if (lower === undefined) {
+      lower = key.toLowerCase();
+      if (LOWER_KEYS.size < 64) LOWER_KEYS.set(key, lower);
+    }
+    if (lower === 'tune-difficult') {
+      const change = parseDifficult(value);
+      if (change !== null) difficult.push(change);
+    }
+    if (first[lower] === undefined) first[lower] = value;
   }
-  const get = (key: string) => first.get(key.toLowerCase());
-  const tuning = get('Tune-Tuning');
-  const kind = get('Tune-Step');
+  // Looked up by lower-case key.
+  const get = (lower: string): string | undefined => first[lower];
+  const tuning = get('tune-tuning');
+  const kind = get('tune-step');
   if (tuning === undefined || kind === undefined) return null;
   const num = (key: string) => {
     const v = get(key);
     const n = v === undefined ? NaN : Number(v);
     return Number.isFinite(n) ? n : null;
   };
-  const difficult = trailerValues(trailers, 'Tune-Difficult')
-    .map(parseDifficult)
-    .filter((c): c is DifficultChange => c !== null);
   const base = { tuning, difficult };
-  const run = get('Tune-Run');
+  const run = get('tune-run');
   switch (kind as StepKind) {
     case 'init':
       return { ...base, step: 'init', tuning };
@@ -250,57 +260,57 @@ function stepOf(trailers: readonly Trailer[]): Step | null {
     case 'note':
       return { ...base, step: 'note' };
     case 'config':
-      return { ...base, step: 'config', keys: parseIds(get('Tune-Keys')) };
+      return { ...base, step: 'config', keys: parseIds(get('tune-keys')) };
     case 'dataset': {
-      const cases = num('Tune-Cases');
-      return cases === null ? null : { ...base, step: 'dataset', cases, rev: get('Tune-Dataset-Rev') ?? '' };
+      const cases = num('tune-cases');
+      return cases === null ? null : { ...base, step: 'dataset', cases, rev: get('tune-dataset-rev') ?? '' };
     }
     case 'select': {
-      const selected = num('Tune-Selected');
-      return selected === null ? null : { ...base, step: 'select', selected, total: num('Tune-Total') ?? selected };
+      const selected = num('tune-selected');
+      return selected === null ? null : { ...base, step: 'select', selected, total: num('tune-total') ?? selected };
     }
     case 'plan': {
-      const batch = num('Tune-Batch');
-      const planKind = get('Tune-Kind') === 'difficult' ? 'difficult' : 'new';
+      const batch = num('tune-batch');
+      const planKind = get('tune-kind') === 'difficult' ? 'difficult' : 'new';
       if (batch === null) return null;
-      const ids = parseIds(get('Tune-New'));
+      const ids = parseIds(get('tune-new'));
       return {
-        ...base, step: 'plan', batch, size: num('Tune-Size') ?? ids.length, kind: planKind,
-        new: ids, recheck: parseIds(get('Tune-Recheck')),
+        ...base, step: 'plan', batch, size: num('tune-size') ?? ids.length, kind: planKind,
+        new: ids, recheck: parseIds(get('tune-recheck')),
       };
     }
     case 'run-start':
-      return run === undefined ? null : { ...base, step: 'run-start', run, concurrency: num('Tune-Concurrency') ?? 1 };
+      return run === undefined ? null : { ...base, step: 'run-start', run, concurrency: num('tune-concurrency') ?? 1 };
     case 'run':
       return run === undefined
         ? null
         : {
             ...base, step: 'run', run,
-            concurrency: num('Tune-Concurrency') ?? 1,
-            cases: num('Tune-Cases') ?? 0,
-            void: get('Tune-Void') ?? null,
-            stopped: get('Tune-Stopped') ?? null,
-            tokens: num('Tune-Tokens') ?? 0,
-            costUsd: num('Tune-Cost-Usd') ?? 0,
+            concurrency: num('tune-concurrency') ?? 1,
+            cases: num('tune-cases') ?? 0,
+            void: get('tune-void') ?? null,
+            stopped: get('tune-stopped') ?? null,
+            tokens: num('tune-tokens') ?? 0,
+            costUsd: num('tune-cost-usd') ?? 0,
           };
     case 'run-stop':
       return run === undefined
         ? null
         : {
-            ...base, step: 'run-stop', run, reason: get('Tune-Stopped') ?? 'stopped',
-            tokens: num('Tune-Tokens') ?? 0, costUsd: num('Tune-Cost-Usd') ?? 0,
+            ...base, step: 'run-stop', run, reason: get('tune-stopped') ?? 'stopped',
+            tokens: num('tune-tokens') ?? 0, costUsd: num('tune-cost-usd') ?? 0,
           };
     case 'grade': {
-      const verdict = get('Tune-Verdict');
+      const verdict = get('tune-verdict');
       if (run === undefined || !(VERDICTS as readonly string[]).includes(verdict ?? '')) return null;
       return {
         ...base, step: 'grade', run, verdict: verdict as Verdict,
-        wrong: parseIds(get('Tune-Wrong')), review: get('Tune-Review') === 'yes',
+        wrong: parseIds(get('tune-wrong')), review: get('tune-review') === 'yes',
       };
     }
     case 'edit': {
       if (run === undefined) return null;
-      const aims = get('Tune-Aims');
+      const aims = get('tune-aims');
       return { ...base, step: 'edit', run, aims: aims === undefined ? null : parseIds(aims) };
     }
     case 'revert':
@@ -308,7 +318,7 @@ function stepOf(trailers: readonly Trailer[]): Step | null {
     case 'candidate':
       return run === undefined ? null : { ...base, step: 'candidate', run };
     case 'checkpoint': {
-      const batch = num('Tune-Batch');
+      const batch = num('tune-batch');
       return batch === null ? null : { ...base, step: 'checkpoint', batch };
     }
     default:
