@@ -1,5 +1,5 @@
 import { Document, isMap, isSeq, LineCounter, parseDocument } from 'yaml';
-import { z } from 'zod';
+import * as z from 'zod';
 import { CONFIG_KEYS, configSchema, withDefaults, type Config } from '../contracts/config.js';
 import { describeValue, formatProblem, pathText, type Problem } from '../contracts/problems.js';
 import { usageError } from '../errors.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { caseResultSchema, memoryWriteSchema, runMetaSchema, type CaseResult, type MemoryWrite, type RunMeta } from '../contracts/result.js';
 import { batchCases } from '../core/fold.js';
 import { parseRunName, tagRef } from '../core/names.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * `.tune/<name>/config.yaml` (SPEC section 6). Keys are strict: a typo such as

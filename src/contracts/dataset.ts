@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import { isValidCaseId } from '../core/names.js';
 
 /** A case of the dataset (SPEC section 6). Unknown extra keys are kept. */

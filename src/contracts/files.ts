@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Files the tool writes on the tuning branch, besides config and dataset. */
 export const selectionSchema = z.looseObject({

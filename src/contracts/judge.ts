@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** What a judge writes to TUNE_OUTPUT (SPEC section 6). Unknown extra keys are kept. */
 export const proposalSchema = z.looseObject({

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod';
 
 /**
  * A problem found in a file a user wrote: where (file, case index or line,

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * What a runner writes to TUNE_OUTPUT (SPEC section 6). Unknown extra keys

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * `manifest.json` of a final-check result set: what `git tune final --shard`

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { caseResultSchema, memoryWriteSchema, type CaseResult, type MemoryWrite } from '../contracts/result.js';
 import { crashPoint } from '../app/crash.js';
 import { writeFileAtomic } from '../git/lockfile.js';
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * Case results of a run in progress, kept in `.git/tune/<name>/runs/<run>/`
