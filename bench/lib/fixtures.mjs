@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-export const CLI = path.join(ROOT, 'dist/cli/main.js');
+export const CLI = path.join(ROOT, 'dist/bin/git-tune.js');
 export const TMP = path.join(ROOT, '.bench-tmp');
 export const NAME = 'desk';
 export const BRANCH = `tune/${NAME}`;

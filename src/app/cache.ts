@@ -82,6 +82,9 @@ export function cacheDir(gitdir: string, tuning: string): string {
 const cacheFile = (gitdir: string, tuning: string) => path.join(cacheDir(gitdir, tuning), 'history.bin');
 const memoFile = (gitdir: string, tuning: string) => path.join(cacheDir(gitdir, tuning), 'memo.bin');
 
+/** Set by the bundler (scripts/bundle.mjs) in the shipped CLI. */
+declare const GIT_TUNE_BUNDLE: boolean | undefined;
+
 let codeHash: string | null = null;
 /**
  * The code that folds and decides: an entry made by other code (an upgrade, a
@@ -93,16 +96,14 @@ function foldCodeHash(): string {
   const here = path.dirname(fileURLToPath(import.meta.url));
   const ext = path.extname(fileURLToPath(import.meta.url));
   const inDir = (dir: string) => readdirSync(dir).filter((f) => f.endsWith(ext)).sort().map((f) => path.join(dir, f));
-  let files: string[];
-  try {
-    files = [
-      ...inDir(path.join(here, '..', 'core')),
-      ...inDir(path.join(here, '..', 'contracts')),
-      ...['cache', 'tuning', 'config-file', 'decide'].map((f) => path.join(here, `${f}${ext}`)),
-    ];
-  } catch {
-    files = inDir(here); // bundled: the code is the files beside this one
-  }
+  // Bundled, the code is the files beside this one (their names carry content hashes).
+  const files = typeof GIT_TUNE_BUNDLE !== 'undefined'
+    ? inDir(here)
+    : [
+        ...inDir(path.join(here, '..', 'core')),
+        ...inDir(path.join(here, '..', 'contracts')),
+        ...['cache', 'tuning', 'config-file', 'decide'].map((f) => path.join(here, `${f}${ext}`)),
+      ];
   for (const file of files) {
     const st = statSync(file, { throwIfNoEntry: false });
     hash.update(`${path.relative(here, file)} ${st?.size} ${st?.mtimeMs} ${st?.ino}\n`);

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
  * commit ids are deterministic.
  */
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-export const CLI = path.join(ROOT, 'dist/cli/main.js');
+export const CLI = path.join(ROOT, 'dist/bin/git-tune.js');
 
 export const PINNED_ENV: Record<string, string> = {
   GIT_AUTHOR_NAME: 'Tune Tester',
