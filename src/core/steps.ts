@@ -1,6 +1,6 @@
 import crypto, { createHash } from 'node:crypto';
 import { DIFFICULT_REASONS, type DifficultReason } from '../contracts/values.js';
-import { formatMessage, parseMessage, trailerValue, trailerValues, type Trailer } from './trailers.js';
+import { formatMessage, messageTrailers, parseMessage, trailerValue, trailerValues, type Trailer } from './trailers.js';
 
 /**
  * Every step kind of the method and its commit message (SPEC section 4).
@@ -161,6 +161,7 @@ function oneLine(text: string): string {
  * sealed.
  */
 export const SEAL_TRAILER = 'Tune-Seal';
+const SEAL_LOWER = SEAL_TRAILER.toLowerCase();
 
 // One-shot hashing (Node 20.12+) costs a third of a Hash object's: the fold checks a seal per commit.
 const oneShot = (crypto as { hash?: (algorithm: string, data: string) => string }).hash;
@@ -168,11 +169,19 @@ const sha256Hex = (text: string): string => (oneShot ? oneShot('sha256', text) :
 const SEAL_VERSION = 'v1';
 
 export function sealOf(trailers: readonly Trailer[]): string {
-  const lines = trailers
-    .filter(([key]) => key.toLowerCase() !== SEAL_TRAILER.toLowerCase())
-    .map(([key, value]) => `${key}: ${value.trim()}\n`)
-    .join('');
-  return `${SEAL_VERSION} ${sha256Hex(`git-tune step seal\n${lines}`).slice(0, 16)}`;
+  return sealOfFirst(trailers, trailers.length);
+}
+
+/** The seal of the first `count` trailers (a loop: it runs once per commit of a walk). */
+function sealOfFirst(trailers: readonly Trailer[], count: number): string {
+  let text = 'git-tune step seal\n';
+  for (let i = 0; i < count; i++) {
+    const trailer = trailers[i]!;
+    const key = trailer[0];
+    const value = trailer[1];
+    if (key.length !== SEAL_LOWER.length || key.toLowerCase() !== SEAL_LOWER) text += `${key}: ${value.trim()}\n`;
+  }
+  return `${SEAL_VERSION} ${sha256Hex(text).slice(0, 16)}`;
 }
 
 /** Whether a message's trailers end with a seal that matches them. */
@@ -182,7 +191,7 @@ export function isSealed(message: string): boolean {
 
 function sealedTrailers(trailers: readonly Trailer[]): boolean {
   const last = trailers[trailers.length - 1];
-  return last !== undefined && last[0] === SEAL_TRAILER && last[1] === sealOf(trailers.slice(0, -1));
+  return last !== undefined && last[0] === SEAL_TRAILER && last[1] === sealOfFirst(trailers, trailers.length - 1);
 }
 
 /**
@@ -212,7 +221,7 @@ export function sealMessage(message: string): string {
 
 /** The step a sealed commit message records, or null when it carries no (trusted) tuning step. */
 export function parseStep(message: string): Step | null {
-  const { trailers } = parseMessage(message);
+  const trailers = messageTrailers(message);
   return sealedTrailers(trailers) ? stepOf(trailers) : null;
 }
 
@@ -228,7 +237,11 @@ function stepOf(trailers: readonly Trailer[]): Step | null {
   // One pass: the first value of each key, case-insensitively (as trailerValue reads it), and every Tune-Difficult.
   const first: Record<string, string> = Object.create(null) as Record<string, string>;
   const difficult: DifficultChange[] = [];
-  for (const [key, value] of trailers) {
+  // Indexed, not destructured: early in a walk this runs unoptimized, where `[key, value] =` walks an iterator.
+  for (let i = 0; i < trailers.length; i++) {
+    const trailer = trailers[i]!;
+    const key = trailer[0];
+    const value = trailer[1];
     let lower = LOWER_KEYS.get(key);
     if (lower === undefined) {
       lower = key.toLowerCase();
@@ -250,24 +263,23 @@ function stepOf(trailers: readonly Trailer[]): Step | null {
     const n = v === undefined ? NaN : Number(v);
     return Number.isFinite(n) ? n : null;
   };
-  const base = { tuning, difficult };
   const run = get('tune-run');
   switch (kind as StepKind) {
     case 'init':
-      return { ...base, step: 'init', tuning };
+      return { tuning, difficult, step: 'init' };
     case 'difficult':
-      return { ...base, step: 'difficult' };
+      return { tuning, difficult, step: 'difficult' };
     case 'note':
-      return { ...base, step: 'note' };
+      return { tuning, difficult, step: 'note' };
     case 'config':
-      return { ...base, step: 'config', keys: parseIds(get('tune-keys')) };
+      return { tuning, difficult, step: 'config', keys: parseIds(get('tune-keys')) };
     case 'dataset': {
       const cases = num('tune-cases');
-      return cases === null ? null : { ...base, step: 'dataset', cases, rev: get('tune-dataset-rev') ?? '' };
+      return cases === null ? null : { tuning, difficult, step: 'dataset', cases, rev: get('tune-dataset-rev') ?? '' };
     }
     case 'select': {
       const selected = num('tune-selected');
-      return selected === null ? null : { ...base, step: 'select', selected, total: num('tune-total') ?? selected };
+      return selected === null ? null : { tuning, difficult, step: 'select', selected, total: num('tune-total') ?? selected };
     }
     case 'plan': {
       const batch = num('tune-batch');
@@ -275,17 +287,17 @@ function stepOf(trailers: readonly Trailer[]): Step | null {
       if (batch === null) return null;
       const ids = parseIds(get('tune-new'));
       return {
-        ...base, step: 'plan', batch, size: num('tune-size') ?? ids.length, kind: planKind,
+        tuning, difficult, step: 'plan', batch, size: num('tune-size') ?? ids.length, kind: planKind,
         new: ids, recheck: parseIds(get('tune-recheck')),
       };
     }
     case 'run-start':
-      return run === undefined ? null : { ...base, step: 'run-start', run, concurrency: num('tune-concurrency') ?? 1 };
+      return run === undefined ? null : { tuning, difficult, step: 'run-start', run, concurrency: num('tune-concurrency') ?? 1 };
     case 'run':
       return run === undefined
         ? null
         : {
-            ...base, step: 'run', run,
+            tuning, difficult, step: 'run', run,
             concurrency: num('tune-concurrency') ?? 1,
             cases: num('tune-cases') ?? 0,
             void: get('tune-void') ?? null,
@@ -297,29 +309,29 @@ function stepOf(trailers: readonly Trailer[]): Step | null {
       return run === undefined
         ? null
         : {
-            ...base, step: 'run-stop', run, reason: get('tune-stopped') ?? 'stopped',
+            tuning, difficult, step: 'run-stop', run, reason: get('tune-stopped') ?? 'stopped',
             tokens: num('tune-tokens') ?? 0, costUsd: num('tune-cost-usd') ?? 0,
           };
     case 'grade': {
       const verdict = get('tune-verdict');
       if (run === undefined || !(VERDICTS as readonly string[]).includes(verdict ?? '')) return null;
       return {
-        ...base, step: 'grade', run, verdict: verdict as Verdict,
+        tuning, difficult, step: 'grade', run, verdict: verdict as Verdict,
         wrong: parseIds(get('tune-wrong')), review: get('tune-review') === 'yes',
       };
     }
     case 'edit': {
       if (run === undefined) return null;
       const aims = get('tune-aims');
-      return { ...base, step: 'edit', run, aims: aims === undefined ? null : parseIds(aims) };
+      return { tuning, difficult, step: 'edit', run, aims: aims === undefined ? null : parseIds(aims) };
     }
     case 'revert':
-      return { ...base, step: 'revert', reverts: trailerValues(trailers, 'Tune-Reverts') };
+      return { tuning, difficult, step: 'revert', reverts: trailerValues(trailers, 'Tune-Reverts') };
     case 'candidate':
-      return run === undefined ? null : { ...base, step: 'candidate', run };
+      return run === undefined ? null : { tuning, difficult, step: 'candidate', run };
     case 'checkpoint': {
       const batch = num('tune-batch');
-      return batch === null ? null : { ...base, step: 'checkpoint', batch };
+      return batch === null ? null : { tuning, difficult, step: 'checkpoint', batch };
     }
     default:
       return null;

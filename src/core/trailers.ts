@@ -43,6 +43,13 @@ export function parseMessage(text: string): CommitMessage {
   return { subject, body, trailers: trailers ?? [] };
 }
 
+/** Only the trailers of a message (what reading a step needs): parseMessage's, without its subject and body. */
+export function messageTrailers(text: string): Trailer[] {
+  const normalized = trimNewlines(text.includes('\r') ? text.replace(/\r\n/g, '\n') : text);
+  const cut = normalized.lastIndexOf('\n\n');
+  return cut < 0 ? [] : (trailerLines(normalized.slice(cut + 2)) ?? []);
+}
+
 /** `text` without the newlines it ends with (a loop: the regex `\n+$` tries every position). */
 function trimNewlines(text: string): string {
   let end = text.length;
@@ -53,8 +60,9 @@ function trimNewlines(text: string): string {
 /** The paragraph's trailers when every one of its lines is one, else null. */
 function trailerLines(paragraph: string): Trailer[] | null {
   const out: Trailer[] = [];
-  for (const line of paragraph.split('\n')) {
-    const m = TRAILER_LINE.exec(line);
+  const lines = paragraph.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const m = TRAILER_LINE.exec(lines[i]!);
     if (m === null) return null;
     out.push([m[1]!, m[2]!.trim()]);
   }

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatMessage, parseMessage, trailerValue, trailerValues, type CommitMessage } from '../../src/core/trailers.js';
+import { formatMessage, messageTrailers, parseMessage, trailerValue, trailerValues, type CommitMessage } from '../../src/core/trailers.js';
 
 describe('trailers: formatMessage / parseMessage', () => {
   const roundTrips: Array<[string, CommitMessage]> = [
@@ -82,6 +82,7 @@ describe('parseMessage reads like the plain paragraph split it replaced', () => 
       fc.property(fc.array(piece, { maxLength: 14 }), fc.array(fc.constantFrom('\n', '\n\n', '\n\n\n', ''), { maxLength: 14 }), (parts, seps) => {
         const text = parts.map((p, i) => p + (seps[i] ?? '')).join('');
         expect(parseMessage(text)).toEqual(reference(text));
+        expect(messageTrailers(text)).toEqual(reference(text).trailers);
       }),
       { numRuns: 3000 },
     );
