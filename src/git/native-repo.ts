@@ -1,3 +1,4 @@
+import { StringDecoder } from 'node:string_decoder';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
@@ -377,27 +378,30 @@ export class NativeGitRepo implements GitRepo {
       child.on('close', (code) => resolve(code));
     });
     closed.catch(() => {});
-    let buf: Buffer = Buffer.alloc(0);
+    // Decoded a chunk at a time (a character split across chunks is held back), then cut as a string:
+    // three Buffer decodes per commit cost more than the records.
+    const decoder = new StringDecoder('utf8');
+    let text = '';
     let done = false;
     try {
       for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
-        buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk]);
+        text = text.length === 0 ? decoder.write(chunk) : text + decoder.write(chunk);
         let pos = 0;
         // One record: "commit <oid>\n<parents>\0<message>\0\n"; a message holds no NUL.
         for (;;) {
-          const nl = buf.indexOf(10, pos);
+          const nl = text.indexOf('\n', pos);
           if (nl < 0) break;
-          const z1 = buf.indexOf(0, nl + 1);
+          const z1 = text.indexOf('\0', nl + 1);
           if (z1 < 0) break;
-          const z2 = buf.indexOf(0, z1 + 1);
-          if (z2 < 0 || z2 + 1 >= buf.length) break;
-          const oid = buf.toString('latin1', pos + 'commit '.length, nl);
-          const parents = buf.toString('latin1', nl + 1, z1).split(' ').filter(Boolean);
-          const message = normalizeMessage(buf.toString('utf8', z1 + 1, z2));
+          const z2 = text.indexOf('\0', z1 + 1);
+          if (z2 < 0 || z2 + 1 >= text.length) break;
+          const oid = text.slice(pos + 'commit '.length, nl);
+          const parents = z1 === nl + 1 ? [] : text.slice(nl + 1, z1).split(' ');
+          const message = normalizeMessage(text.slice(z1 + 1, z2));
           pos = z2 + 2;
           yield { oid, parents, message };
         }
-        buf = buf.subarray(pos);
+        text = text.slice(pos);
       }
       done = true;
       const code = await closed;

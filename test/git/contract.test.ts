@@ -87,6 +87,23 @@ describe.each(BACKENDS)('GitRepo contract: %s', (name, make) => {
     expect(await git.listRefs('refs/tags/tune/none')).toEqual([]);
   });
 
+  it('walks a long line whose non-ASCII messages straddle the pipe\'s chunks, short or long', async () => {
+    const long = TempRepo.create({ 'a.txt': 'a\n' });
+    // ~300 KB of messages: several 64 KB reads, with multi-byte characters at every offset.
+    const script = Array.from({ length: 200 }, (_, i) => `commit refs/heads/main\ncommitter T <t@e> ${1767225600 + i} +0000\ndata <<EOM\nc${i} ${'é✓'.repeat(250 + i)}\n\nTune-N: ${i}\nEOM\n${i === 0 ? 'from refs/heads/main^0\n' : ''}`).join('');
+    execFileSync('git', ['fast-import', '--quiet'], { cwd: long.dir, input: script });
+    const walker = open(name, long.dir);
+    const tip = long.git('rev-parse', 'main').trim();
+    const expected = long.git('log', '--first-parent', '--format=%B%x00', 'main').split('\0\n').slice(0, -1).map((m) => `${m.replace(/\n+$/, '')}\n`);
+    expect(expected).toHaveLength(201);
+    for (const short of [false, true]) {
+      const log = await collect(walker.firstParentLog(tip, { short }));
+      expect(log.map((c) => c.message)).toEqual(expected);
+      expect(log.map((c) => c.oid)).toEqual(long.git('rev-list', '--first-parent', 'main').trim().split('\n'));
+      expect(log.at(-1)!.parents).toEqual([]);
+    }
+  });
+
   it('reads a commit as isomorphic-git normalizes its message, and walks the first-parent line only', async () => {
     const tip = repo.git('rev-parse', 'main').trim();
     const commit = await git.readCommit(tip);
