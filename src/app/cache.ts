@@ -71,8 +71,50 @@ interface Tail {
   handPaths: Record<string, string[]>;
 }
 
+/**
+ * A segment as written: columns, not an object per commit (ids end to end,
+ * messages joined by NUL, which no commit message holds, and one character
+ * per commit for `touchesProse`). Serializing 10,000 commit objects was most
+ * of a cold call's cache write.
+ */
+interface PackedTail {
+  oids: string;
+  messages: string;
+  prose: string;
+  handPaths: Record<string, string[]>;
+}
+
+const PROSE_MARK = { yes: '1', no: '0', unknown: '-' } as const;
+
+function packTail(tail: Tail): PackedTail {
+  let oids = '';
+  let prose = '';
+  const messages: string[] = [];
+  for (let i = 0; i < tail.commits.length; i++) {
+    const c = tail.commits[i]!;
+    oids += c.oid;
+    messages.push(c.message);
+    prose += c.touchesProse === undefined ? PROSE_MARK.unknown : c.touchesProse ? PROSE_MARK.yes : PROSE_MARK.no;
+  }
+  return { oids, messages: messages.join('\0'), prose, handPaths: tail.handPaths };
+}
+
+function unpackTail(packed: PackedTail): Tail {
+  const messages = packed.prose.length === 0 ? [] : packed.messages.split('\0');
+  const width = packed.prose.length === 0 ? 0 : packed.oids.length / packed.prose.length;
+  if (messages.length !== packed.prose.length || !Number.isInteger(width)) throw new Error('cache segment does not add up');
+  const commits: HistoryCommit[] = [];
+  for (let i = 0; i < messages.length; i++) {
+    const commit: HistoryCommit = { oid: packed.oids.slice(i * width, (i + 1) * width), message: messages[i]! };
+    const mark = packed.prose[i];
+    if (mark !== PROSE_MARK.unknown) commit.touchesProse = mark === PROSE_MARK.yes;
+    commits.push(commit);
+  }
+  return { commits, handPaths: packed.handPaths };
+}
+
 const MAGIC = Buffer.from('git-tune-history\n');
-const FORMAT = 4;
+const FORMAT = 5;
 const MAX_SEGMENTS = 64;
 
 export function cacheDir(gitdir: string, tuning: string): string {
@@ -153,8 +195,9 @@ function readBody(bytes: Buffer, stateAt: number, withTail: boolean): { state: T
   for (let at = state.end; at < bytes.length; ) {
     const segment = readPart(bytes, at);
     if (!segment) throw new Error('cache file cut short');
-    const part = segment.value as Tail;
-    tail.commits.push(...part.commits);
+    const part = unpackTail(segment.value as PackedTail);
+    // Not push(...): a segment of some 100,000 commits would overflow the call's arguments.
+    tail.commits = tail.commits.length === 0 ? part.commits : tail.commits.concat(part.commits);
     Object.assign(tail.handPaths, part.handPaths);
     at = segment.end;
   }
@@ -176,7 +219,7 @@ function framed(value: unknown): Buffer {
 async function writeCache(file: string, head: Head, state: TuningState, segments: Buffer, added: Tail | null): Promise<void> {
   const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
   try {
-    const bytes = Buffer.concat([MAGIC, framed(head), framed(state), segments, ...(added ? [framed(added)] : [])]);
+    const bytes = Buffer.concat([MAGIC, framed(head), framed(state), segments, ...(added ? [framed(packTail(added))] : [])]);
     await fs.mkdir(path.dirname(file), { recursive: true });
     await fs.writeFile(tmp, bytes);
     await fs.rename(tmp, file);
