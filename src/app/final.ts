@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { judgeFileSchema, type JudgeFile } from '../contracts/judge.js';
 import { caseResultSchema, memoryWriteSchema, type CaseResult, type MemoryWrite } from '../contracts/result.js';
 import { RESULT_SET_FORMAT, resultSetManifestSchema, type ResultSetManifest } from '../contracts/shard.js';
