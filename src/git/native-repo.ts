@@ -2,6 +2,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
+import type { Readable } from 'node:stream';
 import path from 'node:path';
 import { deflateSync } from 'node:zlib';
 import { TuneError, EXIT, conflictError } from '../errors.js';
@@ -141,6 +142,47 @@ interface RawObject {
   data: Buffer;
 }
 
+/**
+ * A child's output read as fast as it comes, whatever the reader's pace: git
+ * then walks on its own core while we parse, instead of waiting on a full
+ * pipe (async iteration would pause the stream). `next` gives what arrived
+ * since the last call as one buffer, or null at the end.
+ */
+function drain(stream: Readable, limit = DRAIN_LIMIT): { next(): Promise<Buffer | null>; stop(): void } {
+  const chunks: Buffer[] = [];
+  let held = 0;
+  let ended = false;
+  let wake: (() => void) | null = null;
+  const onData = (chunk: Buffer) => {
+    chunks.push(chunk);
+    held += chunk.length;
+    if (held > limit) stream.pause(); // a reader far behind (a history with no init commit): memory stays bounded
+    wake?.();
+  };
+  const onEnd = () => {
+    ended = true;
+    wake?.();
+  };
+  stream.on('data', onData);
+  stream.once('end', onEnd);
+  stream.once('close', onEnd);
+  stream.once('error', onEnd); // the exit code reports it
+  return {
+    async next() {
+      while (chunks.length === 0 && !ended) await new Promise<void>((resolve) => (wake = resolve));
+      wake = null;
+      if (chunks.length === 0) return null;
+      held = 0;
+      if (stream.isPaused()) stream.resume();
+      return chunks.length === 1 ? chunks.pop()! : Buffer.concat(chunks.splice(0));
+    },
+    stop() {
+      stream.off('data', onData);
+      stream.destroy();
+    },
+  };
+}
+
 /** `git cat-file --batch` output: `<oid> <type> <size>\n<data>\n`, or `<name> missing\n`. */
 const parseObject: Parser<RawObject | null> = (buf) => {
   const nl = buf.indexOf(10);
@@ -245,6 +287,7 @@ function runOnce(
 }
 
 const TREE_CACHE_LIMIT = 4096;
+const DRAIN_LIMIT = 32 * 1024 * 1024;
 const FIRST_BY_CAT_FILE = 16;
 const PACK_TYPES = { commit: 1, tree: 2, blob: 3 } as const;
 
@@ -381,10 +424,11 @@ export class NativeGitRepo implements GitRepo {
     // Decoded a chunk at a time (a character split across chunks is held back), then cut as a string:
     // three Buffer decodes per commit cost more than the records.
     const decoder = new StringDecoder('utf8');
+    const output = drain(child.stdout);
     let text = '';
     let done = false;
     try {
-      for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
+      for (let chunk = await output.next(); chunk !== null; chunk = await output.next()) {
         text = text.length === 0 ? decoder.write(chunk) : text + decoder.write(chunk);
         let pos = 0;
         // One record: "commit <oid>\n<parents>\0<message>\0\n"; a message holds no NUL.
@@ -407,6 +451,7 @@ export class NativeGitRepo implements GitRepo {
       const code = await closed;
       if (code !== 0) throw gitFailed(args.slice(2), code, stderr);
     } finally {
+      output.stop();
       if (!done) child.kill();
     }
   }
