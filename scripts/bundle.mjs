@@ -12,14 +12,14 @@
 // takes from import.meta.url (`../../package.json`, `../../templates`,
 // `../../hooks`) hold in both; the runner presets are entries of their own
 // (`./<preset>.js` beside the code that spawns them).
-import { chmodSync, rmSync } from 'node:fs';
+import { chmodSync, readdirSync, rmSync, statSync } from 'node:fs';
+import path from 'node:path';
 import { build } from 'esbuild';
 
 const root = new URL('..', import.meta.url);
 const outdir = new URL('dist/bin/', root).pathname;
-rmSync(outdir, { recursive: true, force: true });
 
-await build({
+const result = await build({
   absWorkingDir: root.pathname,
   entryPoints: {
     'git-tune': 'src/cli/main.ts',
@@ -42,7 +42,18 @@ await build({
   banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
   define: { GIT_TUNE_BUNDLE: 'true' },
   logLevel: 'warning',
+  metafile: true,
 });
+
+// Files of earlier builds are removed only once they are an hour old: a CLI
+// started before this build (a test run, an `auto` loop) still loads its
+// commands' chunks lazily, by their old content-hashed names.
+const written = new Set(Object.keys(result.metafile.outputs).map((f) => path.resolve(root.pathname, f)));
+const hourAgo = Date.now() - 3600_000;
+for (const name of readdirSync(outdir)) {
+  const file = path.join(outdir, name);
+  if (!written.has(file) && statSync(file).mtimeMs < hourAgo) rmSync(file, { force: true });
+}
 chmodSync(new URL('git-tune.js', `file://${outdir}`), 0o755);
 // The module-by-module build's entry stays runnable too (for debugging).
 chmodSync(new URL('dist/cli/main.js', root), 0o755);
