@@ -313,6 +313,7 @@ export function dropParsed(commits: HistoryCommit[]): HistoryCommit[] {
 }
 
 function markProse(commits: HistoryCommit[], handPaths: Record<string, string[]>, isProse: (p: string) => boolean): void {
+  if (Object.keys(handPaths).length === 0) return; // no hand commit, as in most tunings: nothing to look up per commit
   for (const c of commits) {
     const paths = handPaths[c.oid];
     if (paths) c.touchesProse = paths.some(isProse);
