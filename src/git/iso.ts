@@ -3,10 +3,10 @@ import nodeFs from 'node:fs';
 import path from 'node:path';
 import git from 'isomorphic-git';
 import { compareAndSwapRef, readRefValue, withIndexLock, writeFileAtomic } from './lockfile.js';
-import type { CommitInfo, FileChange, GitRepo, LogEntry, NewCommit, RefEntry, TreeFile } from './types.js';
+import type { CommitInfo, GitRepo, LogEntry, NewCommit, RefEntry, TreeFile } from './types.js';
+import { buildTree, changedPaths, listFiles, treeOidAt, type TreeEntry, type TreeReader, type TreeWriter } from './trees.js';
 import { assertIndexSupported, removeEmptyDirs } from './worktree.js';
 
-type TreeEntry = { mode: string; path: string; oid: string; type: 'blob' | 'tree' | 'commit' };
 
 /**
  * GitRepo over isomorphic-git. Commits are built from plumbing
@@ -98,15 +98,10 @@ export class IsoGitRepo implements GitRepo {
     return tree as TreeEntry[];
   }
 
-  async treeOidAt(commitOid: string, filepath: string): Promise<string | null> {
-    const { tree } = await this.readCommit(commitOid);
-    let oid = tree;
-    for (const part of filepath.split('/').filter(Boolean)) {
-      const entry = (await this.readTree(oid)).find((e) => e.path === part);
-      if (!entry) return null;
-      oid = entry.oid;
-    }
-    return oid;
+  private readonly trees: TreeReader = { readCommit: (oid) => this.readCommit(oid), readTree: (oid) => this.readTree(oid) };
+
+  treeOidAt(commitOid: string, filepath: string): Promise<string | null> {
+    return treeOidAt(this.trees, commitOid, filepath);
   }
 
   async readBlobAt(commitOid: string, filepath: string): Promise<Uint8Array | null> {
@@ -119,77 +114,24 @@ export class IsoGitRepo implements GitRepo {
     }
   }
 
-  async listFiles(commitOid: string, dir: string): Promise<TreeFile[]> {
-    const root = await this.treeOidAt(commitOid, dir);
-    if (!root) return [];
-    const out: TreeFile[] = [];
-    const walk = async (oid: string, prefix: string) => {
-      for (const e of await this.readTree(oid)) {
-        const p = prefix ? `${prefix}/${e.path}` : e.path;
-        if (e.type === 'tree') await walk(e.oid, p);
-        else if (e.type === 'blob') out.push({ path: p, oid: e.oid, mode: e.mode });
-      }
-    };
-    await walk(root, dir.replace(/\/$/, ''));
-    return out;
+  listFiles(commitOid: string, dir: string): Promise<TreeFile[]> {
+    return listFiles(this.trees, commitOid, dir);
   }
 
-  async changedPaths(commitOid: string): Promise<string[]> {
-    const commit = await this.readCommit(commitOid);
-    const parentTree = commit.parents[0] ? (await this.readCommit(commit.parents[0])).tree : null;
-    const out: string[] = [];
-    const diff = async (a: string | null, b: string | null, prefix: string) => {
-      if (a === b) return;
-      const left = new Map((a ? await this.readTree(a) : []).map((e) => [e.path, e]));
-      const right = new Map((b ? await this.readTree(b) : []).map((e) => [e.path, e]));
-      for (const name of new Set([...left.keys(), ...right.keys()])) {
-        const l = left.get(name);
-        const r = right.get(name);
-        if (l?.oid === r?.oid && l?.mode === r?.mode) continue;
-        const p = prefix ? `${prefix}/${name}` : name;
-        const lt = l?.type === 'tree' ? l.oid : null;
-        const rt = r?.type === 'tree' ? r.oid : null;
-        if (lt || rt) await diff(lt, rt, p);
-        if ((l && l.type !== 'tree') || (r && r.type !== 'tree')) out.push(p);
-      }
-    };
-    await diff(parentTree, commit.tree, '');
-    return out.sort();
+  changedPaths(commitOid: string): Promise<string[]> {
+    return changedPaths(this.trees, commitOid);
   }
 
-  private async buildTree(base: string | null, changes: Map<string, FileChange>): Promise<string | null> {
-    const entries = new Map((base ? await this.readTree(base) : []).map((e) => [e.path, e]));
-    const sub = new Map<string, Map<string, FileChange>>();
-    for (const [p, change] of changes) {
-      const slash = p.indexOf('/');
-      if (slash < 0) {
-        if (change === null) entries.delete(p);
-        else {
-          const blob = typeof change.content === 'string' ? Buffer.from(change.content, 'utf8') : change.content;
-          const oid = await git.writeBlob({ ...this.base, blob });
-          entries.set(p, { mode: change.mode ?? '100644', path: p, oid, type: 'blob' });
-        }
-      } else {
-        const head = p.slice(0, slash);
-        const map = sub.get(head) ?? new Map<string, FileChange>();
-        map.set(p.slice(slash + 1), change);
-        sub.set(head, map);
-      }
-    }
-    for (const [name, map] of sub) {
-      const existing = entries.get(name);
-      const oid = await this.buildTree(existing?.type === 'tree' ? existing.oid : null, map);
-      if (oid === null) entries.delete(name);
-      else entries.set(name, { mode: '040000', path: name, oid, type: 'tree' });
-    }
-    if (entries.size === 0) return null;
-    return git.writeTree({ ...this.base, tree: [...entries.values()] });
-  }
+  /** Blobs and trees straight into the object store, as isomorphic-git writes them. */
+  private readonly writer: TreeWriter = {
+    blob: (_path, change) => git.writeBlob({ ...this.base, blob: typeof change.content === 'string' ? Buffer.from(change.content, 'utf8') : change.content }),
+    tree: (entries) => git.writeTree({ ...this.base, tree: entries }),
+  };
 
   async writeCommit(commit: NewCommit): Promise<string> {
     const parentTree = commit.parent ? (await this.readCommit(commit.parent)).tree : null;
     const tree =
-      (await this.buildTree(parentTree, new Map(commit.changes))) ??
+      (await buildTree(this.trees, this.writer, parentTree, new Map(commit.changes))) ??
       (await git.writeTree({ ...this.base, tree: [] }));
     return git.writeCommit({
       ...this.base,

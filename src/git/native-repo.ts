@@ -7,7 +7,8 @@ import path from 'node:path';
 import { deflateSync } from 'node:zlib';
 import { TuneError, EXIT, conflictError } from '../errors.js';
 import { readRefValue, withIndexLock, writeFileAtomic } from './lockfile.js';
-import type { CommitInfo, FileChange, GitRepo, LogEntry, NewCommit, Person, RefEntry, TreeFile } from './types.js';
+import type { CommitInfo, GitRepo, LogEntry, NewCommit, Person, RefEntry, TreeFile } from './types.js';
+import { buildTree, changedPaths, listFiles, treeOidAt, type TreeEntry, type TreeReader, type TreeWriter } from './trees.js';
 import { assertIndexSupported, removeEmptyDirs } from './worktree.js';
 
 /**
@@ -195,12 +196,7 @@ const parseObject: Parser<RawObject | null> = (buf) => {
   return { used: nl + 1 + length + 1, value: { oid: oid!, type: type!, data: Buffer.from(buf.subarray(nl + 1, nl + 1 + length)) } };
 };
 
-export interface TreeEntry {
-  mode: string; // six digits, as isomorphic-git reports them ('040000' for a tree)
-  path: string;
-  oid: string;
-  type: 'blob' | 'tree' | 'commit';
-}
+export type { TreeEntry } from './trees.js';
 
 export function parseTree(data: Buffer): TreeEntry[] {
   const out: TreeEntry[] = [];
@@ -332,6 +328,7 @@ export class NativeGitRepo implements GitRepo {
   readonly backend = 'native' as const;
   private catFile: GitPipe | null = null;
   private readonly trees = new Map<string, TreeEntry[]>();
+  private readonly treeReader: TreeReader = { readCommit: (oid) => this.readCommit(oid), readTree: (oid) => this.readTree(oid) };
   private indexHeld = false;
 
   constructor(readonly dir: string, readonly gitdir: string) {}
@@ -470,15 +467,8 @@ export class NativeGitRepo implements GitRepo {
     this.trees.set(oid, entries);
   }
 
-  async treeOidAt(commitOid: string, filepath: string): Promise<string | null> {
-    const { tree } = await this.readCommit(commitOid);
-    let oid = tree;
-    for (const part of filepath.split('/').filter(Boolean)) {
-      const entry = (await this.readTree(oid)).find((e) => e.path === part);
-      if (!entry) return null;
-      oid = entry.oid;
-    }
-    return oid;
+  treeOidAt(commitOid: string, filepath: string): Promise<string | null> {
+    return treeOidAt(this.treeReader, commitOid, filepath);
   }
 
   async readBlobAt(commitOid: string, filepath: string): Promise<Uint8Array | null> {
@@ -493,70 +483,12 @@ export class NativeGitRepo implements GitRepo {
     return obj.data;
   }
 
-  async listFiles(commitOid: string, dir: string): Promise<TreeFile[]> {
-    const root = await this.treeOidAt(commitOid, dir);
-    if (!root) return [];
-    const out: TreeFile[] = [];
-    const walk = async (oid: string, prefix: string) => {
-      for (const e of await this.readTree(oid)) {
-        const p = prefix ? `${prefix}/${e.path}` : e.path;
-        if (e.type === 'tree') await walk(e.oid, p);
-        else if (e.type === 'blob') out.push({ path: p, oid: e.oid, mode: e.mode });
-      }
-    };
-    await walk(root, dir.replace(/\/$/, ''));
-    return out;
+  listFiles(commitOid: string, dir: string): Promise<TreeFile[]> {
+    return listFiles(this.treeReader, commitOid, dir);
   }
 
-  async changedPaths(commitOid: string): Promise<string[]> {
-    const commit = await this.readCommit(commitOid);
-    const parentTree = commit.parents[0] ? (await this.readCommit(commit.parents[0])).tree : null;
-    const out: string[] = [];
-    const diff = async (a: string | null, b: string | null, prefix: string) => {
-      if (a === b) return;
-      const left = new Map((a ? await this.readTree(a) : []).map((e) => [e.path, e]));
-      const right = new Map((b ? await this.readTree(b) : []).map((e) => [e.path, e]));
-      for (const name of new Set([...left.keys(), ...right.keys()])) {
-        const l = left.get(name);
-        const r = right.get(name);
-        if (l?.oid === r?.oid && l?.mode === r?.mode) continue;
-        const p = prefix ? `${prefix}/${name}` : name;
-        const lt = l?.type === 'tree' ? l.oid : null;
-        const rt = r?.type === 'tree' ? r.oid : null;
-        if (lt || rt) await diff(lt, rt, p);
-        if ((l && l.type !== 'tree') || (r && r.type !== 'tree')) out.push(p);
-      }
-    };
-    await diff(parentTree, commit.tree, '');
-    return out.sort();
-  }
-
-  private async buildTree(base: string | null, changes: Map<string, FileChange>, blobs: Map<string, string>, out: ObjectBatch, prefix: string): Promise<string | null> {
-    const entries = new Map((base ? await this.readTree(base) : []).map((e) => [e.path, e]));
-    const sub = new Map<string, Map<string, FileChange>>();
-    for (const [p, change] of changes) {
-      const slash = p.indexOf('/');
-      if (slash < 0) {
-        if (change === null) entries.delete(p);
-        else entries.set(p, { mode: change.mode ?? '100644', path: p, oid: blobs.get(prefix + p)!, type: 'blob' });
-      } else {
-        const head = p.slice(0, slash);
-        const map = sub.get(head) ?? new Map<string, FileChange>();
-        map.set(p.slice(slash + 1), change);
-        sub.set(head, map);
-      }
-    }
-    for (const [name, map] of sub) {
-      const existing = entries.get(name);
-      const oid = await this.buildTree(existing?.type === 'tree' ? existing.oid : null, map, blobs, out, `${prefix}${name}/`);
-      if (oid === null) entries.delete(name);
-      else entries.set(name, { mode: '040000', path: name, oid, type: 'tree' });
-    }
-    if (entries.size === 0) return null;
-    const list = [...entries.values()];
-    const oid = out.add('tree', formatTree(list));
-    out.trees.set(oid, list);
-    return oid;
+  changedPaths(commitOid: string): Promise<string[]> {
+    return changedPaths(this.treeReader, commitOid);
   }
 
   /**
@@ -575,7 +507,15 @@ export class NativeGitRepo implements GitRepo {
       if (change === null) continue;
       blobs.set(p, out.add('blob', typeof change.content === 'string' ? Buffer.from(change.content, 'utf8') : Buffer.from(change.content)));
     }
-    const tree = (await this.buildTree(parentTree, new Map(commit.changes), blobs, out, '')) ?? out.add('tree', Buffer.alloc(0));
+    const writer: TreeWriter = {
+      blob: async (p) => blobs.get(p)!,
+      tree: async (list) => {
+        const treeOid = out.add('tree', formatTree(list));
+        out.trees.set(treeOid, list);
+        return treeOid;
+      },
+    };
+    const tree = (await buildTree(this.treeReader, writer, parentTree, new Map(commit.changes))) ?? out.add('tree', Buffer.alloc(0));
     const oid = out.add('commit', formatCommit({
       tree, parents: commit.parent ? [commit.parent] : [], author: commit.author, committer: commit.committer, message: commit.message,
     }));
