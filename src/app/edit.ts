@@ -1,12 +1,13 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { diffLines } from 'diff';
-import type { RunState } from '../core/fold.js';
+import { closedHalf, type RunState } from '../core/fold.js';
 import { matcher } from '../core/glob.js';
 import { parseIds } from '../core/steps.js';
 import { historyError, usageError } from '../errors.js';
 import type { FileChange } from '../git/types.js';
 import { commitStep, targetOf, type WriteContext } from './commit.js';
+import { nextFor } from './decide.js';
 import { requireOnBranch } from './guards.js';
 import { uncommittedProse } from './prose.js';
 import { readText, type Tuning } from './tuning.js';
@@ -71,6 +72,22 @@ export async function recordEdit(tuning: Tuning, paths: readonly string[], ctx: 
       throw historyError('void-first', `${latest.name} was VOID and no run of its half is graded: run its cases again before editing`, 'git tune next');
     }
     if (latest.void === null) throw historyError('grade-first', `${latest.name} is not graded yet: grade it before editing`, 'git tune grade --draft');
+  }
+  // Between batches (the memory checkpointed, the next batch not yet run) no run of the latest graded run's half comes:
+  // an edit there would wait for a run forever. It responds to the next batch's first graded run instead.
+  const closed = closedHalf(tuning.state, run.batch, run.half!);
+  if (closed) {
+    const step = nextFor(tuning);
+    const toFinal = tuning.state.final.length > 0 || step.kind === 'final';
+    throw historyError(
+      'batch-closed',
+      `${run.name} is the latest graded run and ${closed}: no run of batch ${run.batch} will try an edit now, so it could never be confirmed. ` +
+        (toFinal
+          ? 'Every batch is done: the final check runs the prose as the batches left it'
+          : `Edits respond to a graded run: run batch ${run.batch + 1}, grade its first run, then edit`) +
+        ` (next: ${step.message})`,
+      step.command ?? 'git tune next',
+    );
   }
   const globs = run.half === 'mem' ? config.memoryPolicy : [...config.prose, ...config.memoryPolicy];
   const isProse = matcher([...config.prose, ...config.memoryPolicy]);

@@ -52,9 +52,18 @@ export interface EditState {
   half: Half;
   aims: string[];
   status: EditStatus;
-  /** The run that confirmed it or not, or the revert commit that undid it. */
+  /**
+   * The run that confirmed it or not, or the revert commit that undid it; for
+   * an `untried` edit, why no run tried it ("no run (batch 2's memory was checkpointed)").
+   */
   settledBy: string | null;
   hand: boolean;
+  /**
+   * Its half closed before any run of it tried the edit (a hand commit between
+   * batches, say): it counts unconfirmed (SPEC 2: no next run of its batch and
+   * half shows it fixed anything), and no PASSED of that half waits for it.
+   */
+  untried: boolean;
 }
 
 export interface DifficultEntry {
@@ -141,6 +150,35 @@ export function confirmsEdit(state: TuningState, edit: EditState, run: RunState,
   return fixedOne && !brokeOne;
 }
 
+/**
+ * Why no run of a batch's half comes any more, or null while it is open: a
+ * later batch is planned, the final check started, the with-memory runs
+ * started (for `nomem`), or the memory was checkpointed (for `mem`).
+ */
+export function closedHalf(state: TuningState, batch: number, half: Half): string | null {
+  if (state.final.length > 0) return 'the final check had started';
+  const later = state.batches.find((b) => b.plan.batch > batch);
+  if (later) return `batch ${later.plan.batch} was planned`;
+  if (half === 'mem' && state.checkpoints.includes(batch)) return `batch ${batch}'s memory was checkpointed`;
+  if (half === 'nomem' && halfRuns(state, batch, 'mem').length > 0) return `batch ${batch}'s with-memory runs had started`;
+  return null;
+}
+
+/** Pending edits of halves that just closed can never be tried: they count unconfirmed. */
+function settleClosedHalves(state: TuningState): void {
+  for (const edit of state.edits) {
+    if (edit.status !== 'pending') continue;
+    const why = closedHalf(state, edit.batch, edit.half);
+    if (why) settleUntried(edit, why);
+  }
+}
+
+function settleUntried(edit: EditState, why: string): void {
+  edit.status = 'unconfirmed';
+  edit.settledBy = `no run (${why})`;
+  edit.untried = true;
+}
+
 function settleEdits(state: TuningState, run: RunState): void {
   if (!run.grade || run.half === null || isVoidRun(run)) return;
   for (const edit of editsTriedBy(state, run)) {
@@ -201,6 +239,7 @@ function applyStep(state: TuningState, step: Step, commit: HistoryCommit, index:
       } else {
         state.batches.push({ plan, index, runs: [] });
       }
+      settleClosedHalves(state);
       break;
     }
     case 'run-start': {
@@ -240,6 +279,7 @@ function applyStep(state: TuningState, step: Step, commit: HistoryCommit, index:
       state.runs.set(step.run, run);
       if (batchState) batchState.runs.push(run);
       else state.final.push(run);
+      if (run.half !== 'nomem') settleClosedHalves(state);
       break;
     }
     case 'run': {
@@ -290,10 +330,7 @@ function applyStep(state: TuningState, step: Step, commit: HistoryCommit, index:
         state.warnings.push(`edit ${commit.oid.slice(0, 7)} responds to no graded run`);
         break;
       }
-      state.edits.push({
-        oid: commit.oid, index, run: run.name, batch: run.batch, half: run.half,
-        aims: step.aims ?? run.grade?.wrong ?? [], status: 'pending', settledBy: null, hand: false,
-      });
+      addEdit(state, run, commit.oid, index, step.aims ?? run.grade?.wrong ?? [], false);
       break;
     }
     case 'revert':
@@ -312,8 +349,20 @@ function applyStep(state: TuningState, step: Step, commit: HistoryCommit, index:
     }
     case 'checkpoint':
       if (!state.checkpoints.includes(step.batch)) state.checkpoints.push(step.batch);
+      settleClosedHalves(state);
       break;
   }
+}
+
+/** An edit is pending until a run of its half tries it; one made after its half closed never will be. */
+function addEdit(state: TuningState, run: RunState, oid: string, index: number, aims: string[], hand: boolean): void {
+  const edit: EditState = {
+    oid, index, run: run.name, batch: run.batch, half: run.half!,
+    aims, status: 'pending', settledBy: null, hand, untried: false,
+  };
+  const closed = closedHalf(state, edit.batch, edit.half);
+  if (closed) settleUntried(edit, closed);
+  state.edits.push(edit);
 }
 
 /** A hand commit on the branch that touched prose after a graded run is an edit. */
@@ -321,10 +370,7 @@ function applyHandCommit(state: TuningState, commit: HistoryCommit, index: numbe
   if (!commit.touchesProse) return;
   const run = latestGradedRun(state);
   if (!run || run.half === null) return;
-  state.edits.push({
-    oid: commit.oid, index, run: run.name, batch: run.batch, half: run.half,
-    aims: run.grade?.wrong ?? [], status: 'pending', settledBy: null, hand: true,
-  });
+  addEdit(state, run, commit.oid, index, run.grade?.wrong ?? [], true);
 }
 
 /**

@@ -2,7 +2,7 @@ import type { Complexity } from '../contracts/dataset.js';
 import type { Config } from '../contracts/config.js';
 import { missingConfig } from '../contracts/values.js';
 import { viewDifficult } from './difficult.js';
-import { countedRuns, currentBatch, halfRuns, isVoidRun, runName, type RunState, type TuningState } from './fold.js';
+import { closedHalf, countedRuns, currentBatch, halfRuns, isVoidRun, runName, type RunState, type TuningState } from './fold.js';
 import { FINAL_RUN, type Half } from './names.js';
 import { planBatch } from './plan.js';
 import { passedRuleBreaks } from './rules.js';
@@ -97,6 +97,13 @@ function notesFor(input: NextInput): string[] {
   // Once a run is graded there is something to explain: from then on, until it is written.
   if (input.readmePlaceholder && [...state.runs.values()].some((r) => r.grade !== null)) {
     notes.push(`${input.dir}/README.md still has the placeholder in its hand-written part: write what is tuned and why, and the open problems (the next step commits it)`);
+  }
+  // An edit its half closed on (made between batches) is settled unconfirmed at once: say so until a run starts with it.
+  const lastStart = Math.max(-1, ...[...state.runs.values()].map((r) => r.startIndex));
+  for (const e of state.edits) {
+    if (!e.untried || e.status !== 'unconfirmed' || e.index < lastStart) continue;
+    const oid = e.oid.slice(0, 7);
+    notes.push(`edit ${oid} came after ${closedHalf(state, e.batch, e.half) ?? `${e.run}'s half closed`}: no run of batch ${e.batch}'s ${e.half === 'mem' ? 'with-memory' : 'no-memory'} half will try it, so it is unconfirmed, and later runs start from it (undo it: git tune revert ${oid})`);
   }
   if (state.warnings.length > 0) notes.push(`history has ${state.warnings.length} step(s) that did not fit: git tune status`);
   return notes;

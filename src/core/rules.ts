@@ -39,7 +39,8 @@ export function passedRuleBreaks(input: PassedRuleInput): RuleBreak[] {
       fix: `git tune grade --draft --run ${run.name}`,
     });
   }
-  const edits = state.edits.filter((e) => e.batch === run.batch && e.half === run.half);
+  // An edit made after the half closed (between batches) was never the half's to try: nothing waits for it.
+  const edits = state.edits.filter((e) => e.batch === run.batch && e.half === run.half && !e.untried);
   // An edit made before this run started is settled by this run's grade; only later ones wait for a run.
   const pending = edits.filter((e) => e.status === 'pending' && e.index > run.startIndex);
   // A first grade settles the edits this run tried: judge them as it will record them.

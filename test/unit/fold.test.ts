@@ -133,8 +133,11 @@ describe('fold: edit confirmation (SPEC section 2, "confirmed")', () => {
     const h = afterFirstRun(['a']);
     h.edit(nomem(1, 1));
     // A hand-made history: the with-memory half runs while the no-memory edit waits.
-    h.candidate(nomem(1, 1)).ran(mem(1, 1), 'PASSED');
+    h.candidate(nomem(1, 1));
     expect(h.fold(SELECTION).edits[0]!.status).toBe('pending');
+    h.ran(mem(1, 1), 'PASSED');
+    // Not judged by that run: its own half closed untried when the with-memory runs started.
+    expect(h.fold(SELECTION).edits[0]).toMatchObject({ status: 'unconfirmed', untried: true, settledBy: "no run (batch 1's with-memory runs had started)" });
   });
 
   it('is not settled by a run that started before the edit', () => {
@@ -184,6 +187,56 @@ describe('fold: hand commits (SPEC section 4)', () => {
     h.plan(1, ['a']).ran(nomem(1, 1), 'NO CHANGE', ['a']);
     h.hand(false); // README typo
     expect(h.fold(SELECTION).edits).toEqual([]);
+  });
+});
+
+describe('fold: edits after their half closed (between batches)', () => {
+  /** Batch 1 both halves passed and checkpointed; 4 cases, so batch 2 comes next. */
+  const batchOneDone = () => new History().setup(4).smoothBatch(1, ['a', 'b']);
+
+  it('settles an edit made after the checkpoint as unconfirmed at once: no run of its half comes', () => {
+    const h = batchOneDone();
+    const hand = h.hand(true);
+    const step = h.edit(mem(1, 1));
+    const state = h.fold(SELECTION);
+    expect(state.edits.map((e) => [e.oid, e.status, e.untried, e.settledBy, e.batch, e.half])).toEqual([
+      [hand, 'unconfirmed', true, "no run (batch 1's memory was checkpointed)", 1, 'mem'],
+      [step, 'unconfirmed', true, "no run (batch 1's memory was checkpointed)", 1, 'mem'],
+    ]);
+    // The next batch's runs never settle it as theirs.
+    h.plan(2, ['c', 'd'], ['a']).ran(nomem(2, 1), 'NO CHANGE', ['c']);
+    expect(h.fold(SELECTION).edits.map((e) => [e.status, e.settledBy])).toEqual([
+      ['unconfirmed', "no run (batch 1's memory was checkpointed)"],
+      ['unconfirmed', "no run (batch 1's memory was checkpointed)"],
+    ]);
+  });
+
+  it('names the later plan when the next batch is planned already', () => {
+    const h = batchOneDone().plan(2, ['c', 'd']);
+    h.edit(mem(1, 1));
+    expect(h.fold(SELECTION).edits[0]).toMatchObject({ status: 'unconfirmed', untried: true, settledBy: 'no run (batch 2 was planned)' });
+  });
+
+  it('settles edits still pending when their half closes (a hand-made history)', () => {
+    const h = new History().setup(4).plan(1, ['a', 'b']).ran(nomem(1, 1), 'PASSED').candidate(nomem(1, 1));
+    h.hand(true); // pending for the no-memory half: its PASSED run is the latest graded
+    expect(h.fold(SELECTION).edits[0]).toMatchObject({ status: 'pending', untried: false });
+    h.start(mem(1, 1));
+    expect(h.fold(SELECTION).edits[0]).toMatchObject({ status: 'unconfirmed', untried: true, settledBy: "no run (batch 1's with-memory runs had started)" });
+  });
+
+  it('leaves alone the edits a run of their half settled before it closed', () => {
+    const h = afterFirstRun(['a']);
+    const first = h.edit(nomem(1, 1));
+    h.ran(nomem(1, 2), 'PASSED');
+    h.candidate(nomem(1, 2)).ran(mem(1, 1), 'MIXED', ['b']);
+    const second = h.edit(mem(1, 1));
+    h.ran(mem(1, 2), 'PASSED').checkpoint(1);
+    h.plan(2, ['d'], ['a']);
+    expect(h.fold(SELECTION).edits.map((e) => [e.oid, e.status, e.untried, e.settledBy])).toEqual([
+      [first, 'confirmed', false, nomem(1, 2)],
+      [second, 'confirmed', false, mem(1, 2)],
+    ]);
   });
 });
 

@@ -220,6 +220,32 @@ describe('next: passing halves (SPEC 5.3)', () => {
   });
 });
 
+describe('next: an edit between batches (SPEC 2, 3.5)', () => {
+  const SIX = [...ABC, 'd', 'e', 'f'];
+
+  it('moves on to the next batch, never to a confirm no run of the closed half could answer', () => {
+    const h = new History().setup(6).smoothBatch(1, ABC);
+    const edit = h.hand(true);
+    const note = `edit ${edit.slice(0, 7)} came after batch 1's memory was checkpointed: no run of batch 1's with-memory half will try it, so it is unconfirmed, and later runs start from it (undo it: git tune revert ${edit.slice(0, 7)})`;
+    const plan = expectKind('batch', next(h, { selection: SIX }), 'batch');
+    expect(plan.notes).toContain(note);
+    h.plan(2, ['d', 'e', 'f'], ['a']);
+    const run = expectKind('run', next(h, { selection: SIX }), 'run');
+    expect(run).toMatchObject({ command: 'git tune run', run: 'batch02-nomem-run1' });
+    expect(run.notes.join('\n')).toContain(`edit ${edit.slice(0, 7)} came after batch 2 was planned`);
+    // Once a run starts from it, the note has said its piece.
+    h.start(nomem(2, 1));
+    expect(next(h, { selection: SIX }).notes.join('\n')).not.toContain(edit.slice(0, 7));
+  });
+
+  it('does not refuse the PASSED of a half at maxRuns for an edit made after it closed', () => {
+    const h = candidateBuilt().ran(mem(1, 1), 'PASSED').checkpoint(1);
+    h.edit(mem(1, 1));
+    const step = expectKind('batch', next(h, { selection: SIX, config: makeConfig({ maxRuns: 1 }) }), 'batch');
+    expect(step.batch).toBe(2);
+  });
+});
+
 describe('next: the final check (SPEC 3.8, 5.3)', () => {
   it('resume: the final check started but did not finish', () => {
     const h = batchOneDone();

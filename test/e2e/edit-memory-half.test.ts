@@ -1,0 +1,136 @@
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CLI, TempRepo, type CliResult } from '../helpers/repo.js';
+
+/**
+ * Edits at the edges of a batch's halves, through the real CLI (SPEC 2, 3.3,
+ * 3.5): an edit between batches (after the memory checkpoint, before the
+ * next batch's first run), and a memory-policy edit in the with-memory half.
+ *
+ * The agent answers `<input> <agents/prompt.md>`. With memory, a case that
+ * finds its fact in memory reads it (fewer tokens) and saves it again (saved
+ * twice) unless agents/memory-policy.md says `never save a fact twice`.
+ */
+const AGENT = `import fs from 'node:fs';
+import path from 'node:path';
+const item = JSON.parse(fs.readFileSync(process.env.TUNE_CASE, 'utf8'));
+const root = process.env.TUNE_ROOT;
+const prose = fs.readFileSync(path.join(root, 'agents/prompt.md'), 'utf8').trim();
+const policy = fs.readFileSync(path.join(root, 'agents/memory-policy.md'), 'utf8');
+const fact = path.join(process.env.TUNE_MEMORY, 'facts', item.id + '.md');
+const known = fs.existsSync(fact);
+if (!known || !policy.includes('never save a fact twice')) {
+  fs.mkdirSync(path.dirname(fact), { recursive: true });
+  fs.writeFileSync(fact, 'fact about ' + item.id + '\\n');
+}
+fs.writeFileSync(process.env.TUNE_OUTPUT, JSON.stringify({
+  answer: item.input + ' ' + prose,
+  usage: [{ model: 'm', inputTokens: known ? 30 : 100, outputTokens: 20, costUsd: 0.01 }],
+  llmCalls: known ? 1 : 2, memoryReads: known ? 1 : 0,
+}));
+`;
+const CASES = ['desk-hello', 'desk-bye', 'desk-thanks', 'desk-sorry'].map((id) => ({
+  id, class: 'desk', input: `Reply to ${id}`, checks: [{ type: 'contains', value: 'politely' }],
+}));
+const POLICY = 'agents/memory-policy.md';
+const changesOf = (run: string) => `.tune/desk/runs/${run}/changes.md`;
+
+const repos: TempRepo[] = [];
+afterAll(() => {
+  for (const r of repos.splice(0)) r.cleanup();
+});
+
+function cli(repo: TempRepo, args: string[]): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { cwd: repo.dir, env: { ...process.env, ...repo.env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+async function ok(repo: TempRepo, args: string[]): Promise<CliResult> {
+  const r = await cli(repo, args);
+  expect(r.code, `git tune ${args.join(' ')}\n${r.stderr}\n${r.stdout}`).toBe(0);
+  return r;
+}
+
+const tip = (repo: TempRepo) => repo.git('rev-parse', 'HEAD').trim();
+const write = (repo: TempRepo, file: string, text: string) => writeFileSync(repo.path(file), text);
+
+interface Status {
+  edits: Array<{ commit: string; run: string; status: string; aims: string[] }>;
+  next: { kind: string; command: string | null; run: string | null; notes: string[] };
+}
+const status = async (repo: TempRepo) => JSON.parse((await ok(repo, ['status', '--json'])).stdout) as Status;
+
+/** Four cases, batches of two; batch 1's no-memory run passed and its candidate memory is built. */
+async function candidateBuilt(): Promise<TempRepo> {
+  const repo = TempRepo.create({ 'agents/prompt.md': 'Answer politely.\n', [POLICY]: '- save what you look up\n', 'agent.mjs': AGENT });
+  repos.push(repo);
+  repo.write({ 'cases.yaml': CASES.map((c) => `- ${JSON.stringify(c)}`).join('\n') + '\n' });
+  repo.git('add', 'cases.yaml');
+  repo.git('commit', '-q', '-m', 'the cases');
+  await ok(repo, ['init', 'desk', '--prose', 'agents/**/*.md', '--memory-policy', POLICY, '--runner', 'node agent.mjs', '--dataset', 'cases.yaml']);
+  await ok(repo, ['config', 'set', 'minBatch', '2']);
+  await ok(repo, ['config', 'set', 'maxBatch', '2']);
+  await ok(repo, ['config', 'set', 'recheck', '0']);
+  await ok(repo, ['select']);
+  await ok(repo, ['batch']);
+  await ok(repo, ['run']);
+  await ok(repo, ['grade', '--draft']);
+  expect((await ok(repo, ['grade'])).stdout).toContain('PASSED');
+  await ok(repo, ['memory', 'candidate']);
+  return repo;
+}
+
+describe.concurrent('edits at the edges of a half', { timeout: 180_000 }, () => {
+  it('between batches, git tune edit refuses (exit 3) and names the run to make first; a hand commit there is unconfirmed, never pending', async () => {
+    const repo = await candidateBuilt();
+    await ok(repo, ['run']);
+    await ok(repo, ['grade', '--draft']);
+    await ok(repo, ['grade', '--verdict', 'PASSED']);
+    await ok(repo, ['memory', 'checkpoint']);
+    expect((await status(repo)).next.kind).toBe('batch');
+
+    // A memory-policy edit, and a prose edit: both would answer to batch01-mem-run1, whose half is over.
+    write(repo, POLICY, '- save what you look up\n- never save a fact twice\n');
+    write(repo, changesOf('batch01-mem-run1'), '- memory-policy.md: never save a fact twice\n');
+    const before = { tip: tip(repo), status: repo.git('status', '--porcelain') };
+    const refused = await cli(repo, ['edit']);
+    expect(refused.code, refused.stderr).toBe(3);
+    expect(refused.stderr).toContain(
+      "error: batch01-mem-run1 is the latest graded run and batch 1's memory was checkpointed: no run of batch 1 will try an edit now, so it could never be confirmed. Edits respond to a graded run: run batch 2, grade its first run, then edit",
+    );
+    expect(refused.stderr).toContain('fix: git tune batch\n');
+    expect({ tip: tip(repo), status: repo.git('status', '--porcelain') }).toEqual(before);
+
+    repo.git('checkout', '--', POLICY);
+    repo.git('clean', '-fdq', '.tune');
+    write(repo, 'agents/prompt.md', 'Answer politely.\nBe brief.\n');
+    const prose = await cli(repo, ['edit']);
+    expect(prose.code, prose.stderr).toBe(3);
+    expect(prose.stderr).toContain('no run of batch 1 will try an edit now');
+
+    // A plain commit by hand is legal (SPEC 4): it counts as an edit, unconfirmed at once, and next moves on.
+    repo.git('commit', '-q', '-m', 'be brief', '--', 'agents/prompt.md');
+    const hand = tip(repo);
+    let s = await status(repo);
+    expect(s.edits.map((e) => [e.commit, e.status])).toEqual([[hand, 'unconfirmed']]);
+    expect(s.next.kind).toBe('batch');
+    expect(s.next.notes.join('\n')).toContain(`edit ${hand.slice(0, 7)} came after batch 1's memory was checkpointed`);
+
+    await ok(repo, ['batch']);
+    const refusedAgain = await cli(repo, ['edit']);
+    expect(refusedAgain.code).toBe(3);
+    expect(refusedAgain.stderr).toContain('fix: git tune run\n');
+    await ok(repo, ['run']);
+    s = await status(repo);
+    expect(s.next).toMatchObject({ kind: 'grade', run: 'batch02-nomem-run1' });
+    expect(s.edits.map((e) => e.status)).toEqual(['unconfirmed']);
+  });
+});
