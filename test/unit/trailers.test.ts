@@ -77,7 +77,10 @@ describe('parseMessage reads like the plain paragraph split it replaced', () => 
   };
 
   it('on messages built from subjects, blank-line runs, prose and trailer-like lines', () => {
-    const piece = fc.constantFrom('subject', ' spaced ', 'Tune-Step: run', 'Key:v', 'a: b', 'prose line', '', ' ', '\n', '\n\n', '\n\n\n', '\r\n', '\r\n\r\n', 'x:');
+    const piece = fc.constantFrom(
+      'subject', ' spaced ', 'Tune-Step: run', 'Key:v', 'a: b', 'prose line', '', ' ', '\n', '\n\n', '\n\n\n', '\r\n', '\r\n\r\n', 'x:',
+      'Tune-Step:\tx', 'Tune-Step:  two spaces ', 'Key :v', '-x: y', 'K_e: v', ':x', 'ü: x', 'a-: b', 'K: a\u2028b', 'K: a\rb', 'K: v:w', '9: nine',
+    );
     fc.assert(
       fc.property(fc.array(piece, { maxLength: 14 }), fc.array(fc.constantFrom('\n', '\n\n', '\n\n\n', ''), { maxLength: 14 }), (parts, seps) => {
         const text = parts.map((p, i) => p + (seps[i] ?? '')).join('');
