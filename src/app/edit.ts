@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { diffLines } from 'diff';
-import { closedHalf, type RunState } from '../core/fold.js';
+import { closedHalf, defaultAims, type RunState } from '../core/fold.js';
 import { matcher } from '../core/glob.js';
 import { parseIds } from '../core/steps.js';
 import { historyError, usageError } from '../errors.js';
@@ -144,5 +144,5 @@ export async function recordEdit(tuning: Tuning, paths: readonly string[], ctx: 
     changes: files,
     fromWorktree: new Set(files.keys()),
   }, ctx);
-  return { run: run.name, files: dirty, aims: aims ?? run.grade!.wrong, warnings, commit };
+  return { run: run.name, files: dirty, aims: aims ?? defaultAims(run), warnings, commit };
 }

@@ -139,13 +139,23 @@ export function editsTriedBy(state: TuningState, run: RunState): EditState[] {
   return state.edits.filter((e) => e.status === 'pending' && e.batch === run.batch && e.half === run.half && e.index < run.startIndex);
 }
 
-/** SPEC 2: a case the edit aims at turned right, and no case right before turned wrong. */
-export function confirmsEdit(state: TuningState, edit: EditState, run: RunState, wrong: readonly string[]): boolean {
+/**
+ * SPEC 2: a case the edit aims at turned right, and no case right before
+ * turned wrong. `verdict` is the run's (the grade being recorded, before it is).
+ * In the with-memory half a case whose answer was right in a run that fell
+ * short (cost, saved twice) turns right when the half's next run is PASSED.
+ */
+export function confirmsEdit(
+  state: TuningState, edit: EditState, run: RunState, wrong: readonly string[], verdict: Verdict | null = run.grade?.verdict ?? null,
+): boolean {
   const before = state.runs.get(edit.run);
   const nowWrong = new Set(wrong);
   const wasWrong = new Set(before?.grade?.wrong ?? []);
   const wasRight = before ? rightCases(before) : [];
-  const fixedOne = edit.aims.some((id) => wasWrong.has(id) && run.cases.includes(id) && !nowWrong.has(id));
+  const memoryShort = edit.half === 'mem' && before !== undefined && fellShort(before.grade?.verdict) && verdict === 'PASSED';
+  const turnedRight = (id: string) =>
+    run.cases.includes(id) && !nowWrong.has(id) && (wasWrong.has(id) || (memoryShort && before!.cases.includes(id)));
+  const fixedOne = edit.aims.some(turnedRight);
   const brokeOne = wasRight.some((id) => nowWrong.has(id));
   return fixedOne && !brokeOne;
 }
@@ -178,6 +188,23 @@ function settleUntried(edit: EditState, why: string): void {
   edit.settledBy = `no run (${why})`;
   edit.untried = true;
 }
+
+/**
+ * What an edit aims at unless its changes.md names cases (SPEC 2): the cases
+ * the run it responds to got wrong. A with-memory run that was not PASSED
+ * with every answer right fell short of its half as a whole (cost, saved
+ * twice: SPEC 3.3), so an edit after it (a memory-policy edit) aims at all
+ * its cases, and the next run of the half confirms it by passing.
+ */
+export function defaultAims(run: RunState): string[] {
+  const wrong = run.grade?.wrong ?? [];
+  if (wrong.length === 0 && run.half === 'mem' && fellShort(run.grade?.verdict)) return [...run.cases];
+  return [...wrong];
+}
+
+/** A graded run that did not pass (VOID says nothing either way). */
+const fellShort = (verdict: Verdict | null | undefined): boolean =>
+  verdict !== undefined && verdict !== null && verdict !== 'PASSED' && verdict !== 'VOID';
 
 function settleEdits(state: TuningState, run: RunState): void {
   if (!run.grade || run.half === null || isVoidRun(run)) return;
@@ -330,7 +357,7 @@ function applyStep(state: TuningState, step: Step, commit: HistoryCommit, index:
         state.warnings.push(`edit ${commit.oid.slice(0, 7)} responds to no graded run`);
         break;
       }
-      addEdit(state, run, commit.oid, index, step.aims ?? run.grade?.wrong ?? [], false);
+      addEdit(state, run, commit.oid, index, step.aims ?? defaultAims(run), false);
       break;
     }
     case 'revert':
@@ -370,7 +397,7 @@ function applyHandCommit(state: TuningState, commit: HistoryCommit, index: numbe
   if (!commit.touchesProse) return;
   const run = latestGradedRun(state);
   if (!run || run.half === null) return;
-  addEdit(state, run, commit.oid, index, run.grade?.wrong ?? [], true);
+  addEdit(state, run, commit.oid, index, defaultAims(run), true);
 }
 
 /**

@@ -44,7 +44,7 @@ export function passedRuleBreaks(input: PassedRuleInput): RuleBreak[] {
   // An edit made before this run started is settled by this run's grade; only later ones wait for a run.
   const pending = edits.filter((e) => e.status === 'pending' && e.index > run.startIndex);
   // A first grade settles the edits this run tried: judge them as it will record them.
-  const tried = run.grade === null ? editsTriedBy(state, run).filter((e) => !confirmsEdit(state, e, run, wrong)) : [];
+  const tried = run.grade === null ? editsTriedBy(state, run).filter((e) => !confirmsEdit(state, e, run, wrong, 'PASSED')) : [];
   const unconfirmed = [...edits.filter((e) => e.status === 'unconfirmed'), ...tried];
   const atLimit = countedRuns(halfRuns(state, run.batch, run.half)) >= input.maxRuns;
   if (atLimit) {

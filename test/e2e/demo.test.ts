@@ -54,7 +54,7 @@ batch  cases          no-memory runs         with-memory runs     tokens without
 
 batches    7
 runs       10 without memory, 8 with memory, 1 final check
-edits      4 made: 3 confirmed, 1 unconfirmed, 0 reverted
+edits      4 made: 4 confirmed, 0 unconfirmed, 0 reverted
 difficult  billing-invoice-hours (wrong, stuck, 3 retries), shipping-promise (wrong, stuck, 3 retries)
 tokens     98,468 without memory → 29,267 with memory on the same cases (−70%); 197,529 tokens, $0.4995 in all
 final      VERIFIED: 22 of 24 right; stuck (reported, not counted): billing-invoice-hours, shipping-promise

@@ -89,6 +89,35 @@ async function candidateBuilt(): Promise<TempRepo> {
 }
 
 describe.concurrent('edits at the edges of a half', { timeout: 180_000 }, () => {
+  it('a memory-policy edit after a with-memory run that fell short aims at its cases, and the run that passes confirms it', async () => {
+    const repo = await candidateBuilt();
+    await ok(repo, ['run']);
+    await ok(repo, ['grade', '--draft']);
+    const findings = readFileSync(repo.path('.tune/desk/runs/batch01-mem-run1/findings.md'), 'utf8');
+    expect(findings).toMatch(/^## CORRECT$/m); // every answer right, but each fact saved twice
+    await ok(repo, ['grade']);
+    expect((await status(repo)).next.kind).toBe('edit');
+
+    write(repo, POLICY, '- save what you look up\n- never save a fact twice\n');
+    write(repo, changesOf('batch01-mem-run1'), '- memory-policy.md: never save a fact twice\n');
+    const plan = JSON.parse(readFileSync(repo.path('.tune/desk/batches/batch01.json'), 'utf8')) as { new: string[]; recheck: string[] };
+    const cases = [...plan.new, ...plan.recheck];
+    expect(cases).toHaveLength(2);
+    const edit = await ok(repo, ['edit']);
+    expect(edit.stdout).toContain(`; aims ${cases.join(', ')}\n`);
+    expect(repo.git('log', '-1', '--format=%(trailers:key=Tune-Aims,valueonly)').trim()).toBe('');
+    expect((await status(repo)).edits).toMatchObject([{ run: 'batch01-mem-run1', status: 'pending', aims: cases }]);
+
+    await ok(repo, ['run']);
+    await ok(repo, ['grade', '--draft']);
+    expect(readFileSync(repo.path('.tune/desk/runs/batch01-mem-run2/findings.md'), 'utf8')).toMatch(/^## PASSED$/m);
+    await ok(repo, ['grade']);
+    const s = await status(repo);
+    expect(s.edits.map((e) => e.status)).toEqual(['confirmed']);
+    expect(s.next.kind).toBe('checkpoint');
+    expect((await ok(repo, ['log'])).stdout).toContain('edit after batch01-mem-run1: confirmed by batch01-mem-run2');
+  });
+
   it('between batches, git tune edit refuses (exit 3) and names the run to make first; a hand commit there is unconfirmed, never pending', async () => {
     const repo = await candidateBuilt();
     await ok(repo, ['run']);

@@ -171,6 +171,60 @@ describe('fold: edit confirmation (SPEC section 2, "confirmed")', () => {
   });
 });
 
+describe('fold: memory-policy edits (SPEC 2, 3.3)', () => {
+  /** Batch 1's no-memory half passed; its first with-memory run graded `verdict` with `wrong`. */
+  function afterMemRun(verdict: 'CORRECT' | 'NO CHANGE' | 'MIXED', wrong: string[] = []): History {
+    return new History().setup(4).plan(1, ['a', 'b', 'c'], ['d']).ran(nomem(1, 1), 'PASSED').candidate(nomem(1, 1)).ran(mem(1, 1), verdict, wrong);
+  }
+
+  it('aims an edit after a with-memory run that fell short with every answer right at all its cases, and confirms it when the next run passes', () => {
+    const h = afterMemRun('CORRECT');
+    const edit = h.edit(mem(1, 1));
+    expect(h.fold(SELECTION).edits[0]).toMatchObject({ oid: edit, status: 'pending', aims: ['a', 'b', 'c', 'd'], half: 'mem' });
+    h.ran(mem(1, 2), 'PASSED');
+    expect(h.fold(SELECTION).edits[0]).toMatchObject({ status: 'confirmed', settledBy: mem(1, 2) });
+  });
+
+  it('gives a hand edit of the memory policy the same aims', () => {
+    const h = afterMemRun('NO CHANGE');
+    h.hand(true);
+    expect(h.fold(SELECTION).edits[0]).toMatchObject({ hand: true, aims: ['a', 'b', 'c', 'd'] });
+    h.ran(mem(1, 2), 'PASSED');
+    expect(h.fold(SELECTION).edits[0]!.status).toBe('confirmed');
+  });
+
+  it('leaves it unconfirmed when the next run falls short again, or passes by breaking a right case', () => {
+    const again = afterMemRun('CORRECT');
+    again.edit(mem(1, 1));
+    again.ran(mem(1, 2), 'CORRECT');
+    expect(again.fold(SELECTION).edits[0]).toMatchObject({ status: 'unconfirmed', settledBy: mem(1, 2) });
+
+    const broke = afterMemRun('CORRECT');
+    broke.edit(mem(1, 1));
+    broke.ran(mem(1, 2), 'PASSED', ['c'], { difficult: [add('c', 'memory')] });
+    expect(broke.fold(SELECTION).edits[0]!.status).toBe('unconfirmed');
+  });
+
+  it('aims at the wrong cases of a with-memory run that got some wrong, and confirms when the next run turns one right', () => {
+    const h = afterMemRun('MIXED', ['b']);
+    h.edit(mem(1, 1));
+    expect(h.fold(SELECTION).edits[0]!.aims).toEqual(['b']);
+    h.ran(mem(1, 2), 'PROGRESS', []); // right again, though not yet cheap enough to pass
+    expect(h.fold(SELECTION).edits[0]).toMatchObject({ status: 'confirmed', settledBy: mem(1, 2) });
+  });
+
+  it('keeps the aims its changes.md names, and the no-memory half as it was (a CORRECT there aims at nothing)', () => {
+    const named = afterMemRun('CORRECT');
+    named.edit(mem(1, 1), ['a']);
+    named.ran(mem(1, 2), 'PASSED');
+    expect(named.fold(SELECTION).edits[0]).toMatchObject({ aims: ['a'], status: 'confirmed' });
+
+    const nomemCorrect = new History().setup(4).plan(1, ['a', 'b']).ran(nomem(1, 1), 'CORRECT');
+    nomemCorrect.edit(nomem(1, 1));
+    expect(nomemCorrect.fold(SELECTION).edits[0]!.aims).toEqual([]);
+  });
+});
+
 describe('fold: hand commits (SPEC section 4)', () => {
   it('counts a hand commit touching prose after a graded run as an edit aimed at its wrong cases', () => {
     const h = afterFirstRun(['c']);

@@ -116,6 +116,17 @@ describe('PASSED rules (SPEC 3.4)', () => {
     });
   });
 
+  describe('(b) at maxRuns, a memory-policy edit the run confirms by passing', () => {
+    it('does not ask to revert an edit after a with-memory run that fell short, when the PASSED being graded confirms it', () => {
+      const h = batch1().ran(nomem(1, 1), 'PASSED').candidate(nomem(1, 1)).ran(mem(1, 1), 'CORRECT');
+      h.edit(mem(1, 1));
+      h.start(mem(1, 2));
+      h.finish(mem(1, 2));
+      expect(breaksOf(h, mem(1, 2), { maxRuns: 2, review: true, wrong: [] })).toEqual([]);
+      expect(breaksOf(h, mem(1, 2), { maxRuns: 2, review: true, wrong: ['a'] }).map((b) => b.rule)).toEqual(['unreverted', 'wrong-not-difficult']);
+    });
+  });
+
   describe('(c) every wrong case is on the difficult list', () => {
     it('refuses a wrong case that is not on the list, naming the command that adds it', () => {
       const h = batch1().ran(nomem(1, 1), 'PASSED', ['c', 'a'], { difficult: [add('a', 'costly')] });
