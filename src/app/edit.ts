@@ -33,13 +33,29 @@ export function parseAims(changes: string): string[] | null {
   return m ? parseIds(m[1]!.replace(/\s+/g, ',').replace(/,+/g, ',').replace(/^,|,$/g, '')) : null;
 }
 
+/** Characters that continue an id: a `.` only between two of them (a full stop ends one). */
+const ID_CHARS = 'A-Za-z0-9_-';
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * Whether `text` names the case id as a whole token, never inside a longer
+ * one (`q1` is not in `faq1`, `q10` or `q1-draft`). An id of letters only or
+ * digits only (`a`, `refund`, `7`) reads as an ordinary word or number in
+ * prose, so it counts only quoted as an id: `a`, "a" or 'a'.
+ */
+export function namesCaseId(text: string, id: string): boolean {
+  const e = escapeRegExp(id);
+  if (/^(?:[A-Za-z]+|[0-9]+)$/.test(id)) return new RegExp(`([\`"'])${e}\\1`).test(text);
+  return new RegExp(`(?<![${ID_CHARS}])(?<![${ID_CHARS}]\\.)${e}(?![${ID_CHARS}])(?!\\.[${ID_CHARS}])`).test(text);
+}
+
 /** Added lines that name a case id or quote a case input verbatim: tuning to the test. */
 export function tuningToTheTest(added: string, cases: ReadonlyArray<{ id: string; input: unknown }>): string[] {
   const warnings: string[] = [];
   const strings = (v: unknown): string[] =>
     typeof v === 'string' ? [v] : Array.isArray(v) ? v.flatMap(strings) : v && typeof v === 'object' ? Object.values(v).flatMap(strings) : [];
   for (const c of cases) {
-    if (new RegExp(`(^|[^A-Za-z0-9._-])${c.id.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}($|[^A-Za-z0-9._-])`).test(added)) {
+    if (namesCaseId(added, c.id)) {
       warnings.push(`names case id ${c.id}`);
       continue;
     }
