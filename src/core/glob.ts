@@ -31,7 +31,21 @@ export function globToRegExp(glob: string): RegExp {
   return new RegExp(`^${out}$`);
 }
 
+/** The tool's own directory (`.tune/<name>/`: config, notes, memory, reports). */
+const TOOL_DIR = '.tune';
+
+/** Whether a repository-relative path lies in the tool's own directory. */
+export function isToolPath(path: string): boolean {
+  const p = path.replace(/^(?:\.\/)+/, '');
+  return p === TOOL_DIR || p.startsWith(`${TOOL_DIR}/`);
+}
+
+/**
+ * Whether a path is under any of the `prose`/`memoryPolicy` globs. The
+ * tool's own files are never prose, whatever the globs say: a broad
+ * glob for `.md` files at any depth must not take in `.tune/<name>/README.md` and the like.
+ */
 export function matcher(globs: readonly string[]): (path: string) => boolean {
   const res = globs.map((g) => globToRegExp(g.replace(/^\.\//, '')));
-  return (p) => res.some((re) => re.test(p));
+  return (p) => !isToolPath(p) && res.some((re) => re.test(p));
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { globToRegExp, matcher } from '../../src/core/glob.js';
+import { globToRegExp, isToolPath, matcher } from '../../src/core/glob.js';
 
 const matches = (glob: string, path: string) => globToRegExp(glob).test(path);
 
@@ -44,5 +44,30 @@ describe('globs for prose and memoryPolicy', () => {
     expect(isProse('house-rules.md')).toBe(true);
     expect(isProse('src/house-rules.md')).toBe(false);
     expect(matcher([])('anything')).toBe(false);
+  });
+
+  it('matcher: the tool\'s own directory .tune/ is never prose, whatever the globs say', () => {
+    const everyMd = matcher(['**/*.md']);
+    expect(everyMd('agents/prompt.md')).toBe(true);
+    expect(everyMd('README.md')).toBe(true);
+    for (const own of ['.tune/desk/README.md', '.tune/desk/USAGE.md', '.tune/desk/runs/batch01-nomem-run1/changes.md', '.tune/desk/runs/batch01-nomem-run1/findings.md', './.tune/desk/README.md']) {
+      expect(globToRegExp('**/*.md').test(own.replace(/^\.\//, '')), own).toBe(true); // the glob alone would take it
+      expect(everyMd(own), own).toBe(false);
+    }
+    expect(matcher(['**'])('.tune/desk/config.yaml')).toBe(false);
+    expect(matcher(['.tune/**'])('.tune/desk/memory/last-good/notes.md')).toBe(false);
+    expect(matcher(['.tune/desk/README.md'])('.tune/desk/README.md')).toBe(false);
+    // Only the top-level .tune directory: look-alikes and nested .tune dirs are the user's.
+    expect(everyMd('.tuneup/notes.md')).toBe(true);
+    expect(everyMd('.tune.md')).toBe(true);
+    expect(everyMd('docs/.tune/notes.md')).toBe(true);
+  });
+
+  it('isToolPath: .tune itself and anything under it, with or without a leading ./', () => {
+    expect(isToolPath('.tune')).toBe(true);
+    expect(isToolPath('.tune/desk/config.yaml')).toBe(true);
+    expect(isToolPath('./.tune/desk')).toBe(true);
+    expect(isToolPath('.tuned/x')).toBe(false);
+    expect(isToolPath('agents/.tune/x')).toBe(false);
   });
 });
