@@ -1,5 +1,4 @@
 import { existsSync, promises as fs } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { missingConfig } from '../contracts/config.js';
 import { judgeFileSchema, type JudgeFile } from '../contracts/judge.js';
@@ -16,6 +15,7 @@ import { openRepo } from '../git/open.js';
 import type { GitRepo } from '../git/types.js';
 import { resolveCommand } from '../run/presets/index.js';
 import { runProcess } from '../run/process.js';
+import { makeScratch, removeScratch } from '../run/scratch.js';
 import { caseEvents, type CaseEvent } from '../run/progress.js';
 import { nextFor } from './decide.js';
 import { CONFIG_FILE } from './config-file.js';
@@ -191,7 +191,7 @@ async function runEditor(tuning: Tuning, run: RunState, judge: JudgeFile, opts: 
   // Every case's proposals count: a with-memory run can be all right and still save twice.
   const proposals = mergeProposals(judge, run.cases)
     .map((p) => ({ file: p.file, change: p.change, why: p.why.join('; '), expect: p.expect.join('; '), cases: p.cases }));
-  const scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'git-tune-editor-'));
+  const scratch = await makeScratch('editor');
   try {
     const proposalsFile = path.join(scratch, 'proposals.json');
     await fs.writeFile(proposalsFile, JSON.stringify(proposals, null, 2));
@@ -216,7 +216,7 @@ async function runEditor(tuning: Tuning, run: RunState, judge: JudgeFile, opts: 
         `fix the editor (${editor.command?.join(' ') ?? editor.preset}), then: git tune auto`);
     }
   } finally {
-    await fs.rm(scratch, { recursive: true, force: true });
+    await removeScratch(scratch);
   }
   return (await uncommittedProse(tuning.repo, tuning.tip, [...config.prose, ...config.memoryPolicy])).length > 0;
 }

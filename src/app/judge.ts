@@ -1,5 +1,4 @@
 import { promises as fs } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import type { CommandSpec } from '../contracts/config.js';
 import type { Case } from '../contracts/dataset.js';
@@ -9,6 +8,7 @@ import { redactJson, secretsOf } from '../core/redact.js';
 import { runPool } from '../run/pool.js';
 import { readCapped, runProcess } from '../run/process.js';
 import { resolveCommand } from '../run/presets/index.js';
+import { makeScratch, removeScratch } from '../run/scratch.js';
 import type { Env } from '../git/identity.js';
 
 /**
@@ -20,7 +20,7 @@ export async function judgeRun(
   root: string, judge: CommandSpec, cases: readonly Case[], results: readonly CaseResult[], rawResults: Map<string, string | null>,
   opts: { env: Env; concurrency: number; run: string },
 ): Promise<JudgeFile> {
-  const scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'git-tune-judge-'));
+  const scratch = await makeScratch('judge');
   const out: JudgeFile = {};
   const byId = new Map(results.map((r) => [r.id, r]));
   const command = resolveCommand(judge);
@@ -55,7 +55,7 @@ export async function judgeRun(
       }
     }, () => false);
   } finally {
-    await fs.rm(scratch, { recursive: true, force: true });
+    await removeScratch(scratch);
   }
   const sorted: JudgeFile = {};
   for (const c of cases) if (out[c.id]) sorted[c.id] = out[c.id]!;

@@ -1,5 +1,4 @@
 import { promises as fs } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import type { MemoryWrite } from '../contracts/result.js';
 import {
@@ -12,6 +11,7 @@ import type { Env } from '../git/identity.js';
 import type { FileChange } from '../git/types.js';
 import { snapshotMemory, writeMemory } from '../run/memory.js';
 import { readCapped, runProcess } from '../run/process.js';
+import { makeScratch, removeScratch } from '../run/scratch.js';
 import { commitStep, targetOf, type WriteContext } from './commit.js';
 import { nextFor } from './decide.js';
 import { requireOnBranch } from './guards.js';
@@ -137,7 +137,7 @@ async function runMergeCommand(
   writes: Record<string, MemoryWrite[]>,
   env: Env,
 ): Promise<{ files: MemoryTree; ignored: string[] }> {
-  const tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'git-tune-merge-'));
+  const tmp = await makeScratch('merge');
   try {
     const baseDir = path.join(tmp, 'base');
     const outDir = path.join(tmp, 'output');
@@ -168,7 +168,7 @@ async function runMergeCommand(
     for (const p of snap.files.keys()) files.set(p, new Uint8Array(await fs.readFile(path.join(outDir, p))));
     return { files: sortTree(files), ignored: snap.refused };
   } finally {
-    await fs.rm(tmp, { recursive: true, force: true }).catch(() => {});
+    await removeScratch(tmp);
   }
 }
 

@@ -17,6 +17,7 @@ import { runPool } from '../run/pool.js';
 import { resolveCommand } from '../run/presets/index.js';
 import { createProgress } from '../run/progress.js';
 import { killAll } from '../run/process.js';
+import { makeScratch, removeScratch } from '../run/scratch.js';
 import { RunStore, type StoredCase } from '../run/store.js';
 import { commitStep, targetOf } from './commit.js';
 import { nextFor } from './decide.js';
@@ -177,7 +178,7 @@ export async function runCasePool(tuning: Tuning, pool: CasePool, ctx: RunContex
   const { config, target, concurrency } = pool.preflight;
   const { store, stored } = pool;
   const memory = await memoryFor(tuning, pool.name);
-  const scratch = await fs.mkdtemp(path.join(os.tmpdir(), `git-tune-${pool.name}-`));
+  const scratch = await makeScratch(pool.name);
   const progress = createProgress(pool.name, pool.total, pool.total - pool.cases.length, ctx.err, ctx.isTTY);
   let stopped: string | null = null;
   const running = { ...pool.usedBefore };
@@ -202,7 +203,7 @@ export async function runCasePool(tuning: Tuning, pool: CasePool, ctx: RunContex
     }, () => stopped !== null || ctx.interrupted.value || stopRequest.check());
   } finally {
     progress.done();
-    await fs.rm(scratch, { recursive: true, force: true }).catch(() => {});
+    await removeScratch(scratch);
   }
 
   // A runner works in the repository root; whatever it changed of the prose
