@@ -4,32 +4,31 @@
 //
 // Why a bundle: a cold `git tune next` spent a third of its time resolving,
 // reading and compiling some 150 modules of ours and our dependencies'
-// (BENCHMARKS.md). One file per lazily-loaded command, minified, loads in a
-// fraction of that. Code splitting keeps `--version` and `--help` from loading
-// any command.
+// (BENCHMARKS.md). Three kinds of file:
+// - git-tune.js, the entry (src/cli/bin.ts): small, so `--version` answers
+//   before anything else loads;
+// - cli.cjs, the whole program as one CommonJS file, which the entry compiles
+//   through V8's code cache (src/cli/code-cache.ts): Node 20 keeps no compiled
+//   code for ES modules, and V8 takes cached code for a script. Modules the
+//   program imports lazily stay lazy (esbuild runs a module's body on first
+//   import), so a command pays only for running what it uses;
+// - the runner presets (`./<preset>.js`), run as processes of their own.
 //
 // Layout: dist/bin/ sits at the same depth as dist/cli/, so the paths our code
 // takes from import.meta.url (`../../package.json`, `../../templates`,
-// `../../hooks`) hold in both; the runner presets are entries of their own
-// (`./<preset>.js` beside the code that spawns them).
-import { chmodSync, readdirSync, rmSync, statSync } from 'node:fs';
+// `../../hooks`) hold in both.
+import { createHash } from 'node:crypto';
+import { chmodSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { build } from 'esbuild';
 
-const root = new URL('..', import.meta.url);
-const outdir = new URL('dist/bin/', root).pathname;
+const root = new URL('..', import.meta.url).pathname;
+const outdir = path.join(root, 'dist/bin');
 
-const result = await build({
-  absWorkingDir: root.pathname,
-  entryPoints: {
-    'git-tune': 'src/cli/main.ts',
-    'openai-chat': 'src/run/presets/openai-chat.ts',
-    'claude-code': 'src/run/presets/claude-code.ts',
-  },
+const common = {
+  absWorkingDir: root,
   outdir,
   bundle: true,
-  splitting: true,
-  format: 'esm',
   platform: 'node',
   target: 'node20',
   minifySyntax: true,
@@ -37,23 +36,34 @@ const result = await build({
   // Names kept: error classes and stack traces stay readable.
   minifyIdentifiers: false,
   sourcemap: 'linked',
-  chunkNames: '[name]-[hash]',
-  // Our CommonJS dependencies (commander, yaml) call require(): give the ESM bundle one.
-  banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
-  define: { GIT_TUNE_BUNDLE: 'true' },
   logLevel: 'warning',
   metafile: true,
+};
+
+const program = await build({
+  ...common,
+  entryPoints: { cli: 'src/cli/program.ts' },
+  outExtension: { '.js': '.cjs' },
+  format: 'cjs',
+  // import.meta.url as a CommonJS module has it (the file's own URL); read by the paths above.
+  define: { 'import.meta.url': '__importMetaUrl', GIT_TUNE_BUNDLE: 'true' },
+  banner: { js: 'var __importMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
 });
 
-// Files of earlier builds are removed only once they are an hour old: a CLI
-// started before this build (a test run, an `auto` loop) still loads its
-// commands' chunks lazily, by their old content-hashed names.
-const written = new Set(Object.keys(result.metafile.outputs).map((f) => path.resolve(root.pathname, f)));
-const hourAgo = Date.now() - 3600_000;
+const entries = await build({
+  ...common,
+  entryPoints: { 'git-tune': 'src/cli/bin.ts', 'openai-chat': 'src/run/presets/openai-chat.ts', 'claude-code': 'src/run/presets/claude-code.ts' },
+  format: 'esm',
+  // The entry loads cli.cjs by path (never by import) and keys its code cache by cli.cjs's hash.
+  define: { GIT_TUNE_PROGRAM_HASH: JSON.stringify(createHash('sha256').update(readFileSync(path.join(outdir, 'cli.cjs'))).digest('hex')) },
+});
+
+// Whatever an earlier build left (its chunks) goes.
+const written = new Set([...Object.keys(entries.metafile.outputs), ...Object.keys(program.metafile.outputs)].map((f) => path.resolve(root, f)));
 for (const name of readdirSync(outdir)) {
   const file = path.join(outdir, name);
-  if (!written.has(file) && statSync(file).mtimeMs < hourAgo) rmSync(file, { force: true });
+  if (!written.has(file)) rmSync(file, { force: true, recursive: true });
 }
-chmodSync(new URL('git-tune.js', `file://${outdir}`), 0o755);
+chmodSync(path.join(outdir, 'git-tune.js'), 0o755);
 // The module-by-module build's entry stays runnable too (for debugging).
-chmodSync(new URL('dist/cli/main.js', root), 0o755);
+chmodSync(path.join(root, 'dist/cli/main.js'), 0o755);

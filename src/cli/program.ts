@@ -1,13 +1,13 @@
-import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { EXIT, TuneError } from '../errors.js';
 import { processIO, type CommandIO } from './io.js';
+import { packageVersion } from './version.js';
 
 /**
  * The `git-tune` program. Command modules (and isomorphic-git behind them)
  * load only when their command runs, so `--version` and `--help` start fast.
  */
-const version = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+const version = packageVersion();
 
 type Action = (io: CommandIO, ...args: never[]) => Promise<void>;
 

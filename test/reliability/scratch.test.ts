@@ -20,7 +20,8 @@ afterAll(() => {
   }
 });
 
-const ours = (tmp: string) => readdirSync(tmp).filter((name) => name.startsWith('git-tune-'));
+// Scratch dirs only: the CLI's code cache (git-tune-code-cache-<uid>) is meant to stay.
+const ours = (tmp: string) => readdirSync(tmp).filter((name) => name.startsWith('git-tune-') && !name.startsWith('git-tune-code-cache-'));
 
 describe('scratch directories of a killed command', () => {
   it('git tune run killed mid-run leaves its scratch dir; the next run removes it and leaves none', async () => {

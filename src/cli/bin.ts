@@ -1,0 +1,17 @@
+#!/usr/bin/env node
+// The shipped entry, dist/bin/git-tune.js (scripts/bundle.mjs): `--version`
+// answers at once; anything else runs the program from the CommonJS bundle
+// beside it (dist/bin/cli.cjs), compiled through V8's code cache.
+import { fileURLToPath } from 'node:url';
+import { requireWithCodeCache } from './code-cache.js';
+import { answeredVersion } from './version.js';
+
+/** The content hash of cli.cjs, set by the bundler (it builds cli.cjs first). */
+declare const GIT_TUNE_PROGRAM_HASH: string;
+
+const args = process.argv.slice(2);
+if (!answeredVersion(args)) {
+  const command = args.find((a) => !a.startsWith('-')) ?? 'help';
+  const program = requireWithCodeCache(fileURLToPath(new URL('./cli.cjs', import.meta.url)), GIT_TUNE_PROGRAM_HASH, command) as typeof import('./program.js');
+  process.exitCode = await program.main(process.argv);
+}

@@ -1,0 +1,112 @@
+import { createHash } from 'node:crypto';
+import { closeSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import vm from 'node:vm';
+
+/**
+ * Loads the CLI's CommonJS bundle (dist/bin/cli.cjs) with V8's code cache:
+ * compiling the program's code was a third of a short command's own time,
+ * and Node 20 keeps no compiled code between runs for modules (Node 22's
+ * `module.enableCompileCache` does, for the module loader only).
+ *
+ * The cache is one file per bundle, Node build and command (a command's first
+ * run records the functions it compiled), in a directory of the user's own
+ * under the OS temp dir. It can never run other code than the bundle's: its
+ * name holds the bundle's content hash (`build`, taken when it was built),
+ * the bundle file's size and time (a hand edit changes them) and the Node
+ * build; its contents hold a hash of themselves (a file cut short or damaged
+ * is not handed to V8, which checks only lengths and versions). A cache that
+ * cannot be read or written only costs speed. NODE_DISABLE_COMPILE_CACHE
+ * (Node's own switch) turns it off.
+ */
+export function requireWithCodeCache(file: string, build: string, command: string): unknown {
+  // One open file: the text and its size and time are of the same file, even if a rebuild replaces it meanwhile.
+  const fd = openSync(file, 'r');
+  let source: string;
+  let key: string;
+  try {
+    const st = fstatSync(fd);
+    key = `${build}\0${st.size}\0${st.mtimeMs}\0${st.ino}`;
+    source = readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
+  }
+  const cache = cacheFile(key, command);
+  const cachedData = cache ? readCache(cache) : undefined;
+  // The wrapper Node gives a CommonJS module, on the source's first line (line numbers hold).
+  const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
+    filename: file,
+    cachedData,
+  });
+  // Written at exit, so it holds every function this command compiled, not only the top level;
+  // only after a success (a mistyped command makes none).
+  if (cache && (cachedData === undefined || script.cachedDataRejected)) process.once('exit', (code) => code === 0 && writeCache(cache, script));
+  const module = { exports: {} as unknown };
+  const wrapper = script.runInThisContext() as (...args: unknown[]) => void;
+  wrapper(module.exports, createRequire(file), module, file, path.dirname(file));
+  return module.exports;
+}
+
+const DIGEST = 20; // sha1
+
+function cacheFile(key: string, command: string): string | null {
+  if (process.env.NODE_DISABLE_COMPILE_CACHE) return null;
+  const dir = ownDir();
+  if (!dir) return null;
+  const id = createHash('sha1').update(`${key}\0${process.version}\0${process.versions.v8}\0${process.arch}`).digest('hex').slice(0, 16);
+  const name = /^[a-z][a-z-]{0,19}$/.test(command) ? command : 'other';
+  return path.join(dir, `${id}-${name}.bin`);
+}
+
+/** `<tmp>/git-tune-code-cache-<uid>`, made if missing; null unless only this user can write to it. */
+function ownDir(): string | null {
+  const uid = process.getuid?.();
+  const dir = path.join(os.tmpdir(), `git-tune-code-cache-${uid ?? 'user'}`);
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const st = statSync(dir);
+    if (!st.isDirectory() || (uid !== undefined && st.uid !== uid) || (st.mode & 0o022) !== 0) return null;
+    return dir;
+  } catch {
+    return null;
+  }
+}
+
+function readCache(file: string): Buffer | undefined {
+  try {
+    const bytes = readFileSync(file);
+    const data = bytes.subarray(DIGEST);
+    const sum = createHash('sha1').update(data).digest();
+    return bytes.length > DIGEST && sum.equals(bytes.subarray(0, DIGEST)) ? data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function writeCache(file: string, script: vm.Script): void {
+  const tmp = `${file}.tmp-${process.pid}`;
+  try {
+    const data = script.createCachedData();
+    writeFileSync(tmp, Buffer.concat([createHash('sha1').update(data).digest(), data]), { mode: 0o600 });
+    renameSync(tmp, file);
+    pruneOtherBuilds(path.dirname(file), path.basename(file).slice(0, 16));
+  } catch {
+    rmSync(tmp, { force: true });
+  }
+}
+
+/** Files of other builds (an upgrade, a rebuild) not rewritten for a week. */
+function pruneOtherBuilds(dir: string, build: string): void {
+  const weekAgo = Date.now() - 7 * 24 * 3600_000;
+  for (const name of readdirSync(dir)) {
+    if (name.startsWith(build)) continue;
+    const file = path.join(dir, name);
+    try {
+      if (statSync(file).mtimeMs < weekAgo) rmSync(file, { force: true });
+    } catch {
+      // gone meanwhile
+    }
+  }
+}
