@@ -117,8 +117,23 @@ export function batchCases(plan: BatchPlan): string[] {
 
 /** Runs of one batch and half, in order. */
 export function halfRuns(state: TuningState, batch: number, half: Half): RunState[] {
-  const b = state.batches.find((x) => x.plan.batch === batch);
+  const b = batchNumbered(state, batch);
   return b ? b.runs.filter((r) => r.half === half) : [];
+}
+
+/**
+ * The batch planned with number `n`. Numbers are unique (a second plan
+ * replaces the first), so the search may start from the end, where the
+ * batch a step names almost always is.
+ */
+function batchNumbered(state: TuningState, n: number): BatchState | undefined {
+  const i = batchIndex(state, n);
+  return i < 0 ? undefined : state.batches[i];
+}
+
+function batchIndex(state: TuningState, n: number): number {
+  for (let i = state.batches.length - 1; i >= 0; i--) if (state.batches[i]!.plan.batch === n) return i;
+  return -1;
 }
 
 export const isVoidRun = (run: RunState) => run.void !== null || run.grade?.verdict === 'VOID';
@@ -174,10 +189,38 @@ export function closedHalf(state: TuningState, batch: number, half: Half): strin
   return null;
 }
 
+/**
+ * What one fold keeps at hand so a step costs the same on any history (no
+ * scan of every edit or run per step). Not part of the state: rebuilt from it
+ * when a fold starts (a cached state goes on from where it was).
+ */
+interface FoldIndex {
+  /** Every edit before this position is settled for good: an edit never becomes pending again. */
+  settledBefore: number;
+  /** The latest graded run of a batch: the one an edit made now responds to. */
+  latestGraded: RunState | null;
+}
+
+function foldIndex(state: TuningState): FoldIndex {
+  let latestGraded: RunState | null = null;
+  for (const run of state.runs.values()) {
+    if (run.grade && run.half !== null && (!latestGraded || run.grade.index > latestGraded.grade!.index)) latestGraded = run;
+  }
+  return { settledBefore: 0, latestGraded };
+}
+
+/** The pending edits, oldest first. */
+function pendingEdits(state: TuningState, ix: FoldIndex): EditState[] {
+  const edits = state.edits;
+  while (ix.settledBefore < edits.length && edits[ix.settledBefore]!.status !== 'pending') ix.settledBefore++;
+  const out: EditState[] = [];
+  for (let i = ix.settledBefore; i < edits.length; i++) if (edits[i]!.status === 'pending') out.push(edits[i]!);
+  return out;
+}
+
 /** Pending edits of halves that just closed can never be tried: they count unconfirmed. */
-function settleClosedHalves(state: TuningState): void {
-  for (const edit of state.edits) {
-    if (edit.status !== 'pending') continue;
+function settleClosedHalves(state: TuningState, ix: FoldIndex): void {
+  for (const edit of pendingEdits(state, ix)) {
     const why = closedHalf(state, edit.batch, edit.half);
     if (why) settleUntried(edit, why);
   }
@@ -206,9 +249,11 @@ export function defaultAims(run: RunState): string[] {
 const fellShort = (verdict: Verdict | null | undefined): boolean =>
   verdict !== undefined && verdict !== null && verdict !== 'PASSED' && verdict !== 'VOID';
 
-function settleEdits(state: TuningState, run: RunState): void {
+function settleEdits(state: TuningState, run: RunState, ix: FoldIndex): void {
   if (!run.grade || run.half === null || isVoidRun(run)) return;
-  for (const edit of editsTriedBy(state, run)) {
+  // editsTriedBy's, among the pending edits only.
+  const tried = pendingEdits(state, ix).filter((e) => e.batch === run.batch && e.half === run.half && e.index < run.startIndex);
+  for (const edit of tried) {
     edit.status = confirmsEdit(state, edit, run, run.grade.wrong) ? 'confirmed' : 'unconfirmed';
     edit.settledBy = run.name;
   }
@@ -229,16 +274,7 @@ function applyDifficult(state: TuningState, step: Step, index: number): void {
   }
 }
 
-/** The graded run an edit made now responds to: the latest graded run. */
-function latestGradedRun(state: TuningState): RunState | null {
-  let best: RunState | null = null;
-  for (const run of state.runs.values()) {
-    if (run.grade && run.half !== null && (!best || run.grade.index > best.grade!.index)) best = run;
-  }
-  return best;
-}
-
-function applyStep(state: TuningState, step: Step, commit: HistoryCommit, index: number, selection: readonly string[]): void {
+function applyStep(state: TuningState, step: Step, commit: HistoryCommit, index: number, selection: readonly string[], ix: FoldIndex): void {
   switch (step.step) {
     case 'init':
     case 'config':
@@ -255,7 +291,7 @@ function applyStep(state: TuningState, step: Step, commit: HistoryCommit, index:
       const plan: BatchPlan = {
         batch: step.batch, size: step.size, why: '', kind: step.kind, new: step.new, recheck: step.recheck,
       };
-      const existing = state.batches.findIndex((b) => b.plan.batch === step.batch);
+      const existing = batchIndex(state, step.batch);
       if (existing >= 0) {
         // A batch is planned once; a second plan only replaces one no run has used.
         if (state.batches[existing]!.runs.length > 0) {
@@ -266,7 +302,7 @@ function applyStep(state: TuningState, step: Step, commit: HistoryCommit, index:
       } else {
         state.batches.push({ plan, index, runs: [] });
       }
-      settleClosedHalves(state);
+      settleClosedHalves(state, ix);
       break;
     }
     case 'run-start': {
@@ -287,7 +323,7 @@ function applyStep(state: TuningState, step: Step, commit: HistoryCommit, index:
       if (id.kind === 'final') {
         cases = [...selection];
       } else {
-        batchState = state.batches.find((b) => b.plan.batch === id.batch);
+        batchState = batchNumbered(state, id.batch);
         if (!batchState) {
           state.warnings.push(`run ${step.run} of a batch never planned`);
           break;
@@ -306,7 +342,7 @@ function applyStep(state: TuningState, step: Step, commit: HistoryCommit, index:
       state.runs.set(step.run, run);
       if (batchState) batchState.runs.push(run);
       else state.final.push(run);
-      if (run.half !== 'nomem') settleClosedHalves(state);
+      if (run.half !== 'nomem') settleClosedHalves(state, ix);
       break;
     }
     case 'run': {
@@ -348,11 +384,13 @@ function applyStep(state: TuningState, step: Step, commit: HistoryCommit, index:
       }
       const first = run.grade === null;
       run.grade = { verdict: step.verdict, wrong: step.wrong, review: step.review, oid: commit.oid, index };
-      if (first) settleEdits(state, run);
+      // Graded last of all: what an edit made now responds to.
+      if (run.half !== null) ix.latestGraded = run;
+      if (first) settleEdits(state, run, ix);
       break;
     }
     case 'edit': {
-      const run = state.runs.get(step.run) ?? latestGradedRun(state);
+      const run = state.runs.get(step.run) ?? ix.latestGraded;
       if (!run || run.half === null) {
         state.warnings.push(`edit ${commit.oid.slice(0, 7)} responds to no graded run`);
         break;
@@ -376,7 +414,7 @@ function applyStep(state: TuningState, step: Step, commit: HistoryCommit, index:
     }
     case 'checkpoint':
       if (!state.checkpoints.includes(step.batch)) state.checkpoints.push(step.batch);
-      settleClosedHalves(state);
+      settleClosedHalves(state, ix);
       break;
   }
 }
@@ -393,9 +431,9 @@ function addEdit(state: TuningState, run: RunState, oid: string, index: number, 
 }
 
 /** A hand commit on the branch that touched prose after a graded run is an edit. */
-function applyHandCommit(state: TuningState, commit: HistoryCommit, index: number): void {
+function applyHandCommit(state: TuningState, commit: HistoryCommit, index: number, ix: FoldIndex): void {
   if (!commit.touchesProse) return;
-  const run = latestGradedRun(state);
+  const run = ix.latestGraded;
   if (!run || run.half === null) return;
   addEdit(state, run, commit.oid, index, defaultAims(run), true);
 }
@@ -415,6 +453,7 @@ export function foldHistory(
   from?: TuningState,
 ): TuningState {
   const state = from ?? emptyState(tuning);
+  const ix = foldIndex(state);
   const offset = state.commits;
   commits.forEach((commit, i) => {
     const index = offset + i;
@@ -424,11 +463,11 @@ export function foldHistory(
     if (step === null || step.tuning !== tuning) {
       const forged = step === null ? unsealedStep(commit.message, tuning) : null;
       if (forged) state.warnings.push(`commit ${commit.oid.slice(0, 7)} carries ${forged}: its trailers are ignored, it counts as a hand commit`);
-      applyHandCommit(state, commit, index);
+      applyHandCommit(state, commit, index, ix);
       return;
     }
     if (step.step === 'init' && state.initOid === null) state.initOid = commit.oid;
-    applyStep(state, step, commit, index, selection);
+    applyStep(state, step, commit, index, selection, ix);
     applyDifficult(state, step, index);
   });
   return state;
