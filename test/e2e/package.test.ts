@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -33,9 +33,13 @@ describe('the packed package', () => {
     return { code: r.status, stdout: r.stdout, stderr: r.stderr };
   };
 
-  it('holds the bundle, the templates and the hooks, and no node_modules', () => {
+  it('holds the bundle, the templates and the hooks, and no node_modules, and needs none', () => {
     const pkg = path.join(tmp, 'package');
     expect(existsSync(bin)).toBe(true);
+    expect(existsSync(path.join(pkg, 'dist', 'bin', 'cli.cjs'))).toBe(true);
+    // Everything the CLI runs is in the bundle: an install downloads nothing else.
+    const manifest = JSON.parse(readFileSync(path.join(pkg, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+    expect(manifest.dependencies ?? {}).toEqual({});
     expect(existsSync(path.join(pkg, 'node_modules'))).toBe(false);
     expect(readdirSync(path.join(pkg, 'hooks')).sort()).toEqual(['commit-msg', 'post-commit', 'pre-push', 'prepare-commit-msg']);
     expect(existsSync(path.join(pkg, 'templates', 'example'))).toBe(true);
