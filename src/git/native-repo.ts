@@ -94,7 +94,13 @@ class GitPipe {
     return new Promise<T>((resolve, reject) => {
       if (this.queue.length === 0) this.busy();
       this.queue.push({ parse, resolve: resolve as (v: unknown) => void, reject });
-      this.child.stdin!.write(`${line}\n`);
+      // Requests made in one tick (a walk's tree reads, asked all at once) go to git in one write.
+      const stdin = this.child.stdin!;
+      if (stdin.writableCorked === 0) {
+        stdin.cork();
+        process.nextTick(() => stdin.uncork());
+      }
+      stdin.write(`${line}\n`);
     });
   }
 
