@@ -82,8 +82,8 @@ export async function readHistory(
   tip: string,
   isProse: (p: string) => boolean,
 ): Promise<HistoryCommit[]> {
-  const { commits, handPaths } = await walkHistory(repo, name, tip);
-  for (const c of commits) if (handPaths[c.oid]) c.touchesProse = handPaths[c.oid]!.some(isProse);
+  const { commits, hand, handPaths } = await walkHistory(repo, name, tip);
+  for (const c of hand) c.touchesProse = handPaths[c.oid]!.some(isProse);
   return dropParsed(commits);
 }
 
