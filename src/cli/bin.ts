@@ -4,11 +4,13 @@
 // beside it (dist/bin/cli.cjs), compiled through V8's code cache.
 import { fileURLToPath } from 'node:url';
 import { requireWithCodeCache } from './code-cache.js';
+import { ignoreClosedOutput } from './io.js';
 import { answeredVersion } from './version.js';
 
 /** The content hash of cli.cjs, set by the bundler (it builds cli.cjs first). */
 declare const GIT_TUNE_PROGRAM_HASH: string;
 
+ignoreClosedOutput();
 const args = process.argv.slice(2);
 if (!answeredVersion(args)) {
   const command = args.find((a) => !a.startsWith('-')) ?? 'help';

@@ -28,6 +28,20 @@ export function processIO(): CommandIO {
   };
 }
 
+/**
+ * A reader that stops early (`git tune log | head`) closes our stdout: the
+ * command goes on to its end, writing nothing more there (a step is never
+ * cut short because its narration lost its reader), instead of dying on
+ * EPIPE with a stack trace. The entries call it once.
+ */
+export function ignoreClosedOutput(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE' && err.code !== 'ERR_STREAM_DESTROYED') throw err;
+    });
+  }
+}
+
 export function printJson(io: CommandIO, value: unknown): void {
   io.out(JSON.stringify(value, null, 2));
 }

@@ -302,6 +302,15 @@ describe('help and version', () => {
     expect(batch.stdout).toContain('--dry-run --json prints {batch, size, why, kind, new, recheck}.');
   });
 
+  it('a reader that stops early (`| head`) ends the output quietly, not with a stack trace', () => {
+    // `true` exits before the CLI has started: every write meets a closed pipe.
+    const r = spawnSync('bash', ['-c', `"${process.execPath}" "${CLI}" --help | true; echo "exit \${PIPESTATUS[0]}"`], {
+      cwd: repo.dir, env: { ...process.env, ...repo.env }, encoding: 'utf8',
+    });
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toBe('exit 0\n');
+  });
+
   it('an unknown command is a usage error (exit 2)', () => {
     const r = repo.tune(['bacth']);
     expect(r.code).toBe(2);
