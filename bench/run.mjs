@@ -120,6 +120,38 @@ The last pair is the no-cache call on isomorphic-git (\`GIT_TUNE_BACKEND=iso\`):
 ${table(['step commits', 'git log', 'node -e 0', 'no cache', '÷ (log + floor)', 'one step behind', '÷ (log + floor)', 'warm', '÷ (log + floor)', 'no cache, iso', '÷ (log + floor)'], rows)}`);
 }
 
+// ---------------------------------------------------------------- the floor without extra CA certificates
+if (process.env.NODE_EXTRA_CA_CERTS) {
+  // Node reads NODE_EXTRA_CA_CERTS at every start (the floor included): on this machine it is
+  // most of what `node -e 0` does, so the ratios above have a heavy floor. The same calls without it.
+  log('next without NODE_EXTRA_CA_CERTS …');
+  const bare = { NODE_EXTRA_CA_CERTS: undefined };
+  const rows = [];
+  const raw = {};
+  for (const n of [1000, 10000]) {
+    const dir = histories[n];
+    const s = measure([
+      { label: 'next, no cache', ...cli(dir, ['next'], { env: { ...ENV, ...bare } }), prepare: dropCache(dir) },
+      { ...gitLog(dir), env: { ...ENV, ...bare } },
+      { ...floor(dir), env: { ...ENV, ...bare } },
+      { label: 'node -e 0, with the certificates', ...floor(dir) },
+    ], ROUNDS);
+    raw[n] = s;
+    const r = ratioToSum(W(s, 'next, no cache'), W(s, 'git log'), W(s, 'node -e 0'));
+    const rc = ratioToSum(C(s, 'next, no cache'), C(s, 'git log'), C(s, 'node -e 0'));
+    rows.push([
+      stepsOf(dir).toLocaleString('en'), fmtMs(stats(W(s, 'git log'))), fmtMs(stats(W(s, 'node -e 0'))), fmtMs(stats(W(s, 'node -e 0, with the certificates'))),
+      fmtMs(stats(W(s, 'next, no cache'))), `${fmtRatio(r)} (CPU ${fmtRatio(rc).split(' ')[0]})`,
+    ]);
+  }
+  results.scenarios.nextWithoutExtraCerts = raw;
+  sections.push(`## \`next\` with a light floor (no NODE_EXTRA_CA_CERTS)
+
+This machine sets \`NODE_EXTRA_CA_CERTS\`, and Node parses those certificates at every start: most of \`node -e 0\`'s time here (callgrind: 83% of its instructions). Every CLI call pays it too, so it is part of both sides of the ratios above. Here the same no-cache calls, git log and floor run without it, in the same rounds (the floor with it beside, for scale): the ratio a machine without extra certificates would see.
+
+${table(['step commits', 'git log', 'node -e 0', 'node -e 0 with the certificates', 'next, no cache', '÷ (log + floor)'], rows)}`);
+}
+
 // ---------------------------------------------------------------- warm calls do not grow with history
 log('warm calls at 100, 1,000 and 10,000 steps …');
 {
