@@ -16,10 +16,10 @@ import vm from 'node:vm';
  * under the OS temp dir. It can never run other code than the bundle's: its
  * name holds the bundle's content hash (`build`, taken when it was built),
  * the bundle file's size and time (a hand edit changes them), the Node build
- * and its flags; its contents hold a hash of themselves (a file cut short or damaged
- * is not handed to V8, which checks only lengths and versions). A cache that
- * cannot be read or written only costs speed. NODE_DISABLE_COMPILE_CACHE
- * (Node's own switch) turns it off.
+ * and its flags; its contents hold a hash of themselves (a file cut short or
+ * damaged is not handed to V8, which checks only lengths and versions). A
+ * cache that cannot be read or written only costs speed.
+ * NODE_DISABLE_COMPILE_CACHE (Node's own switch) turns it off.
  */
 export function requireWithCodeCache(file: string, build: string, command: string): unknown {
   // One open file: the text and its size and time are of the same file, even if a rebuild replaces it meanwhile.
@@ -100,11 +100,11 @@ function writeCache(file: string, script: vm.Script): void {
   }
 }
 
-/** Files of other builds (an upgrade, a rebuild) not rewritten for a week. */
+/** Files of other builds (an upgrade, a rebuild), and any left half-written, not rewritten for a week. */
 function pruneOtherBuilds(dir: string, build: string): void {
   const weekAgo = Date.now() - 7 * 24 * 3600_000;
   for (const name of readdirSync(dir)) {
-    if (name.startsWith(build)) continue;
+    if (name.startsWith(build) && !name.includes('.tmp-')) continue;
     const file = path.join(dir, name);
     try {
       if (statSync(file).mtimeMs < weekAgo) rmSync(file, { force: true });
