@@ -134,7 +134,7 @@ if (process.env.NODE_EXTRA_CA_CERTS) {
       { label: 'next, no cache', ...cli(dir, ['next'], { env: { ...ENV, ...bare } }), prepare: dropCache(dir) },
       { ...gitLog(dir), env: { ...ENV, ...bare } },
       { ...floor(dir), env: { ...ENV, ...bare } },
-      { label: 'node -e 0, with the certificates', ...floor(dir) },
+      { ...floor(dir), label: 'node -e 0, with the certificates' },
     ], ROUNDS);
     raw[n] = s;
     const r = ratioToSum(W(s, 'next, no cache'), W(s, 'git log'), W(s, 'node -e 0'));
