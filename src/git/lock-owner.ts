@@ -71,6 +71,15 @@ function parseHolder(text: string): LockHolder | null {
   }
 }
 
+function parseNote(text: string): { ino?: number; mtimeMs?: number } | null {
+  try {
+    const v = JSON.parse(text) as unknown;
+    return typeof v === 'object' && v !== null ? (v as { ino?: number; mtimeMs?: number }) : null;
+  } catch {
+    return null;
+  }
+}
+
 const describe = (h: LockHolder) => `${h.command} (pid ${h.pid}${h.host !== os.hostname() ? ` on ${h.host}` : ''}${h.since ? `, since ${h.since.slice(11, 19)}` : ''})`;
 
 // ---------------------------------------------------------------------------
@@ -84,7 +93,10 @@ export async function noteLockOwner(gitdir: string, lockPath: string, command = 
   const st = await fs.stat(lockPath);
   const file = noteFile(gitdir, lockPath);
   await fs.mkdir(path.dirname(file), { recursive: true });
-  await fs.writeFile(file, JSON.stringify({ ...(await currentHolder(command)), ino: st.ino, mtimeMs: st.mtimeMs }));
+  // Renamed into place: a command reading it meanwhile sees no note or the whole note, never half of one.
+  const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+  await fs.writeFile(tmp, JSON.stringify({ ...(await currentHolder(command)), ino: st.ino, mtimeMs: st.mtimeMs }));
+  await fs.rename(tmp, file);
 }
 
 /** Forgets the note; called before the lock file goes (a note must never outlive its lock). */
@@ -101,7 +113,8 @@ export async function gitLockHolder(gitdir: string, lockPath: string): Promise<{
   const st = await fs.stat(lockPath).catch(() => null);
   if (!st) return { state: 'unknown', holder: null };
   const text = await fs.readFile(noteFile(gitdir, lockPath), 'utf8').catch(() => null);
-  const note = text === null ? null : (JSON.parse(text) as LockHolder & { ino?: number; mtimeMs?: number });
+  // A note that does not parse (cut short, or written by an older version mid-write) is no note: the holder is unknown, never dead.
+  const note = text === null ? null : parseNote(text);
   const holder = text === null ? null : parseHolder(text);
   if (!note || !holder || note.ino !== st.ino || note.mtimeMs !== st.mtimeMs) return { state: 'unknown', holder: null };
   return { state: (await holderAlive(holder)) ? 'alive' : 'dead', holder };
