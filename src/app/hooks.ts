@@ -194,7 +194,7 @@ export async function planHandCommit(tuning: Tuning, message: string, env: Env):
     summary = `a revert of the edit ${edit.oid.slice(0, 7)}`;
   } else {
     const isProse = matcher([...(config?.prose ?? []), ...(config?.memoryPolicy ?? [])]);
-    const prose = (await stagedFiles(repo, env)).filter((f) => !f.startsWith('.tune/') && isProse(f));
+    const prose = (await stagedFiles(repo, env)).filter(isProse);
     const run = prose.length > 0 ? latestGraded(tuning) : null;
     if (run) {
       const latest = latestBatchRun(state);

@@ -276,7 +276,7 @@ async function editDiffs(tuning: Tuning, oid: string): Promise<{ files: ReviewFi
       why = diffLines(before ?? '', after ?? '').filter((p) => p.added).flatMap((p) => p.value.split('\n')).map((l) => l.trimEnd()).filter((l) => l.trim()).slice(0, 12);
       continue;
     }
-    if (file.startsWith('.tune/') || !isProse(file)) continue;
+    if (!isProse(file)) continue;
     if (isBinary(before ?? '') || isBinary(after ?? '')) {
       files.push({ path: file, patch: `Binary file ${file} changed` });
       continue;
