@@ -157,8 +157,9 @@ export function editsTriedBy(state: TuningState, run: RunState): EditState[] {
 /**
  * SPEC 2: a case the edit aims at turned right, and no case right before
  * turned wrong. `verdict` is the run's (the grade being recorded, before it is).
- * In the with-memory half a case whose answer was right in a run that fell
- * short (cost, saved twice) turns right when the half's next run is PASSED.
+ * A case whose answer was right in a run that fell short of its half with
+ * every answer right (cost left to cut, saved twice) turns right when the
+ * half's next run is PASSED.
  */
 export function confirmsEdit(
   state: TuningState, edit: EditState, run: RunState, wrong: readonly string[], verdict: Verdict | null = run.grade?.verdict ?? null,
@@ -167,9 +168,9 @@ export function confirmsEdit(
   const nowWrong = new Set(wrong);
   const wasWrong = new Set(before?.grade?.wrong ?? []);
   const wasRight = before ? rightCases(before) : [];
-  const memoryShort = edit.half === 'mem' && before !== undefined && fellShort(before.grade?.verdict) && verdict === 'PASSED';
+  const halfShort = before !== undefined && fellShort(before.grade?.verdict) && verdict === 'PASSED';
   const turnedRight = (id: string) =>
-    run.cases.includes(id) && !nowWrong.has(id) && (wasWrong.has(id) || (memoryShort && before!.cases.includes(id)));
+    run.cases.includes(id) && !nowWrong.has(id) && (wasWrong.has(id) || (halfShort && before!.cases.includes(id)));
   const fixedOne = edit.aims.some(turnedRight);
   const brokeOne = wasRight.some((id) => nowWrong.has(id));
   return fixedOne && !brokeOne;
@@ -234,14 +235,15 @@ function settleUntried(edit: EditState, why: string): void {
 
 /**
  * What an edit aims at unless its changes.md names cases (SPEC 2): the cases
- * the run it responds to got wrong. A with-memory run that was not PASSED
- * with every answer right fell short of its half as a whole (cost, saved
- * twice: SPEC 3.3), so an edit after it (a memory-policy edit) aims at all
+ * the run it responds to got wrong. A run that was not PASSED with every
+ * answer right fell short of its half as a whole (cost left to cut: a
+ * no-memory CORRECT, SPEC 3.4; not cheaper or saved twice with memory, SPEC
+ * 3.3), so an edit after it (a cost edit, a memory-policy edit) aims at all
  * its cases, and the next run of the half confirms it by passing.
  */
 export function defaultAims(run: RunState): string[] {
   const wrong = run.grade?.wrong ?? [];
-  if (wrong.length === 0 && run.half === 'mem' && fellShort(run.grade?.verdict)) return [...run.cases];
+  if (wrong.length === 0 && fellShort(run.grade?.verdict)) return [...run.cases];
   return [...wrong];
 }
 

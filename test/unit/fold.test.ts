@@ -213,15 +213,42 @@ describe('fold: memory-policy edits (SPEC 2, 3.3)', () => {
     expect(h.fold(SELECTION).edits[0]).toMatchObject({ status: 'confirmed', settledBy: mem(1, 2) });
   });
 
-  it('keeps the aims its changes.md names, and the no-memory half as it was (a CORRECT there aims at nothing)', () => {
+  it('keeps the aims its changes.md names', () => {
     const named = afterMemRun('CORRECT');
     named.edit(mem(1, 1), ['a']);
     named.ran(mem(1, 2), 'PASSED');
     expect(named.fold(SELECTION).edits[0]).toMatchObject({ aims: ['a'], status: 'confirmed' });
+  });
+});
 
-    const nomemCorrect = new History().setup(4).plan(1, ['a', 'b']).ran(nomem(1, 1), 'CORRECT');
-    nomemCorrect.edit(nomem(1, 1));
-    expect(nomemCorrect.fold(SELECTION).edits[0]!.aims).toEqual([]);
+describe('fold: cost edits in the no-memory half (SPEC 2, 3.4)', () => {
+  /** Batch 1's first no-memory run: every answer right, cost left to cut (CORRECT). */
+  const afterCorrect = () => new History().setup(4).plan(1, ['a', 'b'], ['c']).ran(nomem(1, 1), 'CORRECT');
+
+  it('aims an edit after a CORRECT run at all its cases, and confirms it when the next run passes', () => {
+    const h = afterCorrect();
+    h.edit(nomem(1, 1));
+    expect(h.fold(SELECTION).edits[0]).toMatchObject({ status: 'pending', aims: ['a', 'b', 'c'], half: 'nomem' });
+    h.ran(nomem(1, 2), 'PASSED');
+    expect(h.fold(SELECTION).edits[0]).toMatchObject({ status: 'confirmed', settledBy: nomem(1, 2) });
+  });
+
+  it('leaves it unconfirmed when the next run is CORRECT again, or passes by breaking a right case', () => {
+    const again = afterCorrect();
+    again.edit(nomem(1, 1));
+    again.ran(nomem(1, 2), 'CORRECT');
+    expect(again.fold(SELECTION).edits[0]!.status).toBe('unconfirmed');
+
+    const broke = afterCorrect();
+    broke.edit(nomem(1, 1));
+    broke.ran(nomem(1, 2), 'PASSED', ['b'], { difficult: [add('b', 'wrong')] });
+    expect(broke.fold(SELECTION).edits[0]!.status).toBe('unconfirmed');
+  });
+
+  it('keeps the SPEC default after a run with wrong cases: an edit aims at those', () => {
+    const h = new History().setup(4).plan(1, ['a', 'b']).ran(nomem(1, 1), 'PROGRESS', ['b']);
+    h.edit(nomem(1, 1));
+    expect(h.fold(SELECTION).edits[0]!.aims).toEqual(['b']);
   });
 });
 

@@ -125,6 +125,14 @@ describe('PASSED rules (SPEC 3.4)', () => {
       expect(breaksOf(h, mem(1, 2), { maxRuns: 2, review: true, wrong: [] })).toEqual([]);
       expect(breaksOf(h, mem(1, 2), { maxRuns: 2, review: true, wrong: ['a'] }).map((b) => b.rule)).toEqual(['unreverted', 'wrong-not-difficult']);
     });
+
+    it('nor a cost edit after a no-memory CORRECT run, when the PASSED being graded confirms it', () => {
+      const h = batch1().ran(nomem(1, 1), 'CORRECT');
+      h.edit(nomem(1, 1));
+      h.start(nomem(1, 2));
+      h.finish(nomem(1, 2));
+      expect(breaksOf(h, nomem(1, 2), { maxRuns: 2, review: true, wrong: [] })).toEqual([]);
+    });
   });
 
   describe('(c) every wrong case is on the difficult list', () => {
