@@ -168,7 +168,7 @@ export function confirmsEdit(
   const nowWrong = new Set(wrong);
   const wasWrong = new Set(before?.grade?.wrong ?? []);
   const wasRight = before ? rightCases(before) : [];
-  const halfShort = before !== undefined && fellShort(before.grade?.verdict) && verdict === 'PASSED';
+  const halfShort = before !== undefined && verdict === 'PASSED' && shortOfHalf(edit.half, before.grade?.verdict);
   const turnedRight = (id: string) =>
     run.cases.includes(id) && !nowWrong.has(id) && (wasWrong.has(id) || (halfShort && before!.cases.includes(id)));
   const fixedOne = edit.aims.some(turnedRight);
@@ -235,21 +235,26 @@ function settleUntried(edit: EditState, why: string): void {
 
 /**
  * What an edit aims at unless its changes.md names cases (SPEC 2): the cases
- * the run it responds to got wrong. A run that was not PASSED with every
- * answer right fell short of its half as a whole (cost left to cut: a
- * no-memory CORRECT, SPEC 3.4; not cheaper or saved twice with memory, SPEC
- * 3.3), so an edit after it (a cost edit, a memory-policy edit) aims at all
- * its cases, and the next run of the half confirms it by passing.
+ * the run it responds to got wrong. A run with every answer right can still
+ * fall short of its half as a whole, and an edit after it (a cost edit, a
+ * memory-policy edit) then aims at all its cases, and the next run of the
+ * half confirms it by passing.
  */
 export function defaultAims(run: RunState): string[] {
   const wrong = run.grade?.wrong ?? [];
-  if (wrong.length === 0 && fellShort(run.grade?.verdict)) return [...run.cases];
+  if (wrong.length === 0 && run.half !== null && shortOfHalf(run.half, run.grade?.verdict)) return [...run.cases];
   return [...wrong];
 }
 
-/** A graded run that did not pass (VOID says nothing either way). */
-const fellShort = (verdict: Verdict | null | undefined): boolean =>
-  verdict !== undefined && verdict !== null && verdict !== 'PASSED' && verdict !== 'VOID';
+/**
+ * A verdict by which a run fell short of its half as a whole: with memory,
+ * any but PASSED (not cheaper, or saved twice: SPEC 3.3); without, CORRECT
+ * (every answer right, cost left to cut: SPEC 3.4). VOID says nothing.
+ */
+function shortOfHalf(half: Half, verdict: Verdict | null | undefined): boolean {
+  if (half === 'nomem') return verdict === 'CORRECT';
+  return verdict !== undefined && verdict !== null && verdict !== 'PASSED' && verdict !== 'VOID';
+}
 
 function settleEdits(state: TuningState, run: RunState, ix: FoldIndex): void {
   if (!run.grade || run.half === null || isVoidRun(run)) return;

@@ -245,10 +245,13 @@ describe('fold: cost edits in the no-memory half (SPEC 2, 3.4)', () => {
     expect(broke.fold(SELECTION).edits[0]!.status).toBe('unconfirmed');
   });
 
-  it('keeps the SPEC default after a run with wrong cases: an edit aims at those', () => {
+  it('keeps the SPEC default otherwise: an edit aims at the wrong cases, none after a PROGRESS with every answer right', () => {
     const h = new History().setup(4).plan(1, ['a', 'b']).ran(nomem(1, 1), 'PROGRESS', ['b']);
     h.edit(nomem(1, 1));
     expect(h.fold(SELECTION).edits[0]!.aims).toEqual(['b']);
+    const allRight = new History().setup(4).plan(1, ['a', 'b']).ran(nomem(1, 1), 'PROGRESS');
+    allRight.edit(nomem(1, 1));
+    expect(allRight.fold(SELECTION).edits[0]!.aims).toEqual([]);
   });
 });
 
