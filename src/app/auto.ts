@@ -5,7 +5,7 @@ import { judgeFileSchema, type JudgeFile } from '../contracts/judge.js';
 import { splitArgs } from '../core/argv.js';
 import { compareIds, viewDifficult } from '../core/difficult.js';
 import { isJudgeOutput, mergeProposals, parseFindings } from '../core/findings.js';
-import { isVoidRun, type RunState } from '../core/fold.js';
+import { batchNumbered, isVoidRun, type RunState } from '../core/fold.js';
 import { branchName, branchRef, FINAL_RUN, tuningDir } from '../core/names.js';
 import type { NextStep } from '../core/next.js';
 import { TuneError, usageError } from '../errors.js';
@@ -130,7 +130,7 @@ const ok: CliOutcome = { code: 0, error: null };
 
 /** VOID runs at the end of the step's batch and half. */
 function voidsInARow(tuning: Tuning, step: NextStep): RunState[] {
-  const batch = tuning.state.batches.find((b) => b.plan.batch === step.batch);
+  const batch = step.batch === null ? undefined : batchNumbered(tuning.state, step.batch);
   const runs = (batch?.runs ?? []).filter((r) => r.half === step.half);
   const out: RunState[] = [];
   for (let i = runs.length - 1; i >= 0 && isVoidRun(runs[i]!); i--) out.unshift(runs[i]!);

@@ -138,7 +138,7 @@ function foldCodeHash(): string {
   const here = path.dirname(fileURLToPath(import.meta.url));
   const ext = path.extname(fileURLToPath(import.meta.url));
   const inDir = (dir: string) => readdirSync(dir).filter((f) => f.endsWith(ext)).sort().map((f) => path.join(dir, f));
-  // Bundled, the code is the files beside this one (their names carry content hashes).
+  // Bundled, the code is the program file this runs in (dist/bin/cli.cjs), keyed by its size, time and inode.
   const files = typeof GIT_TUNE_BUNDLE !== 'undefined'
     ? inDir(here)
     : [
@@ -322,7 +322,7 @@ export function dropParsed(commits: HistoryCommit[]): HistoryCommit[] {
  * changed prose. Given the hand commits only: looking up every commit's id
  * among them cost more than the marking (10,000 string-keyed lookups).
  */
-function markProse(hand: readonly HistoryCommit[], handPaths: Record<string, string[]>, isProse: (p: string) => boolean): void {
+export function markProse(hand: readonly HistoryCommit[], handPaths: Record<string, string[]>, isProse: (p: string) => boolean): void {
   for (const c of hand) {
     const paths = handPaths[c.oid];
     if (paths) c.touchesProse = paths.some(isProse);

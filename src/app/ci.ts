@@ -8,6 +8,7 @@ import { openRepo } from '../git/open.js';
 import { logsRef } from '../run/logs.js';
 import type { FinalReport } from './final.js';
 import { loadTuning, type Tuning } from './tuning.js';
+import { packageVersion } from './version.js';
 
 /**
  * The final check in CI (SPEC 8): is the history all there, and the report
@@ -203,7 +204,7 @@ export const TEMPLATES_DIR = new URL('../../templates/github/', import.meta.url)
  * never overwritten (the user may have changed it).
  */
 export async function installWorkflows(root: string, tuning: Tuning, env: Env): Promise<InstalledWorkflow[]> {
-  const version = (JSON.parse(await fs.readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  const version = packageVersion();
   const dir = path.join(root, '.github', 'workflows');
   const names = (await fs.readdir(TEMPLATES_DIR)).filter((f) => f.endsWith('.yml')).sort();
   const config = tuning.config;

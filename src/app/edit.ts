@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { diffLines } from 'diff';
-import { closedHalf, defaultAims, type RunState } from '../core/fold.js';
+import { closedHalf, defaultAims, latestGradedRun } from '../core/fold.js';
 import { matcher } from '../core/glob.js';
 import { parseIds } from '../core/steps.js';
 import { historyError, usageError } from '../errors.js';
@@ -18,14 +18,6 @@ import { readText, type Tuning } from './tuning.js';
  * memory-policy files may change.
  */
 export const changesPath = (tuning: Tuning, run: string) => `${tuning.dir}/runs/${run}/changes.md`;
-
-export function latestGraded(tuning: Tuning): RunState | null {
-  let best: RunState | null = null;
-  for (const run of tuning.state.runs.values()) {
-    if (run.grade && run.half !== null && (!best || run.grade.index > best.grade!.index)) best = run;
-  }
-  return best;
-}
 
 /** `Aims: a, b` in changes.md names the cases an edit is meant to fix. */
 export function parseAims(changes: string): string[] | null {
@@ -76,7 +68,7 @@ export interface EditOutcome {
 export async function recordEdit(tuning: Tuning, paths: readonly string[], ctx: WriteContext): Promise<EditOutcome> {
   requireOnBranch(tuning);
   const config = tuning.config!;
-  const run = latestGraded(tuning);
+  const run = latestGradedRun(tuning.state);
   if (!run) throw historyError('nothing-graded', 'an edit responds to a graded run, and no run is graded yet', 'git tune next');
   const latest = [...tuning.state.runs.values()].filter((r) => r.half !== null).sort((a, b) => b.startIndex - a.startIndex)[0];
   if (latest && latest !== run && !latest.grade) {

@@ -4,7 +4,7 @@ import { judgeFileSchema, type JudgeFile } from '../contracts/judge.js';
 import type { CaseResult } from '../contracts/result.js';
 import { stuckEntries, viewDifficult } from '../core/difficult.js';
 import { draftFindings, parseFindings, setVerdict, type Draft } from '../core/findings.js';
-import { isVoidRun, type RunState, type TuningState } from '../core/fold.js';
+import { batchNumbered, isVoidRun, type RunState, type TuningState } from '../core/fold.js';
 import { latestBatchRun } from '../core/next.js';
 import { passedRuleBreaks, reviewHeading } from '../core/rules.js';
 import { VERDICTS, type DifficultChange, type Verdict } from '../core/steps.js';
@@ -42,7 +42,7 @@ async function worktreeText(tuning: Tuning, file: string): Promise<string | null
 
 function previousRun(state: TuningState, run: RunState): RunState | null {
   if (run.half === null) return null;
-  const batch = state.batches.find((b) => b.plan.batch === run.batch);
+  const batch = batchNumbered(state, run.batch);
   const earlier = (batch?.runs ?? []).filter((r) => r.half === run.half && r.number < run.number && r.grade && !isVoidRun(r));
   return earlier[earlier.length - 1] ?? null;
 }
@@ -84,7 +84,7 @@ export async function draftFor(tuning: Tuning, run: RunState, env: Env, rejudge 
   const judge = await judgeFor(tuning, run, results, env, rejudge);
   const previous = previousRun(state, run);
   const view = viewDifficult(state, config.maxRetries);
-  const batch = state.batches.find((b) => b.plan.batch === run.batch);
+  const batch = batchNumbered(state, run.batch);
   const passing = run.half === 'mem'
     ? [...(batch?.runs ?? [])].reverse().find((r) => r.half === 'nomem' && r.grade?.verdict === 'PASSED') ?? null
     : null;

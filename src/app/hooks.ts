@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { latestGradedRun } from '../core/fold.js';
 import { latestBatchRun } from '../core/next.js';
 import { matcher } from '../core/glob.js';
 import { parseBranchName } from '../core/names.js';
@@ -10,7 +11,7 @@ import type { Env } from '../git/identity.js';
 import { runGit } from '../git/native.js';
 import type { GitRepo } from '../git/types.js';
 import { logsRef } from '../run/logs.js';
-import { latestGraded, parseAims } from './edit.js';
+import { parseAims } from './edit.js';
 import type { Tuning } from './tuning.js';
 
 /**
@@ -195,7 +196,7 @@ export async function planHandCommit(tuning: Tuning, message: string, env: Env):
   } else {
     const isProse = matcher([...(config?.prose ?? []), ...(config?.memoryPolicy ?? [])]);
     const prose = (await stagedFiles(repo, env)).filter(isProse);
-    const run = prose.length > 0 ? latestGraded(tuning) : null;
+    const run = prose.length > 0 ? latestGradedRun(tuning.state) : null;
     if (run) {
       const latest = latestBatchRun(state);
       if (latest && latest !== run && !latest.grade) warnings.push(`${latest.name} is not graded yet: this edit is recorded after ${run.name}`);

@@ -4,7 +4,7 @@ import { createTwoFilesPatch, diffLines } from 'diff';
 import { selectionSchema, type Selection } from '../contracts/files.js';
 import type { Config } from '../contracts/config.js';
 import { viewDifficult } from '../core/difficult.js';
-import { countedRuns, foldHistory, isVoidRun, type BatchState, type EditStatus, type HistoryCommit, type TuningState } from '../core/fold.js';
+import { batchIndex, countedRuns, foldHistory, isVoidRun, type BatchState, type EditStatus, type HistoryCommit, type TuningState } from '../core/fold.js';
 import { matcher } from '../core/glob.js';
 import { parseRunName, tuningDir, type Half } from '../core/names.js';
 import { decideNext } from '../core/next.js';
@@ -233,7 +233,7 @@ export interface BatchRange {
 export function batchRange(tuning: Tuning, batchArg: string): BatchRange {
   const n = parseBatchArg(batchArg);
   const { state } = tuning;
-  const k = n === null ? -1 : state.batches.findIndex((b) => b.plan.batch === n);
+  const k = n === null ? -1 : batchIndex(state, n);
   if (k < 0) {
     const known = state.batches.map((b) => b.plan.batch);
     throw usageError('no-such-batch', `tuning ${tuning.name} has no batch ${batchArg}`, known.length ? `git tune review ${known[known.length - 1]}   # batches: ${known.join(', ')}` : 'git tune batch');

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { caseResultSchema, memoryWriteSchema, runMetaSchema, type CaseResult, type MemoryWrite, type RunMeta } from '../contracts/result.js';
-import { batchCases } from '../core/fold.js';
+import { batchCases, batchNumbered } from '../core/fold.js';
 import { parseRunName, tagRef } from '../core/names.js';
 import { usageError } from '../errors.js';
 import { RunStore } from '../run/store.js';
@@ -40,7 +40,7 @@ export async function readRunResults(tuning: Tuning, run: string): Promise<RunRe
     };
   }
   const id = parseRunName(run)!;
-  const cases = id.kind === 'final' ? (tuning.selection?.ids ?? []) : batchCases(tuning.state.batches.find((b) => b.plan.batch === id.batch)!.plan);
+  const cases = id.kind === 'final' ? (tuning.selection?.ids ?? []) : batchCases(batchNumbered(tuning.state, id.batch)!.plan);
   const stored = await new RunStore(tuning.repo.gitdir, tuning.name, run).load(cases);
   const writes: Record<string, MemoryWrite[]> = {};
   for (const [cid, s] of stored) if (s.writes.length) writes[cid] = s.writes;

@@ -4,7 +4,7 @@ import { promises as fs } from 'node:fs';
 import type { CommandSpec, Config } from '../contracts/config.js';
 import type { Case } from '../contracts/dataset.js';
 import type { CaseResult, MemoryWrite, RunMeta } from '../contracts/result.js';
-import { batchCases, type RunState } from '../core/fold.js';
+import { batchCases, batchNumbered, type RunState } from '../core/fold.js';
 import { FINAL_RUN, parseRunName, tagName, tagRef } from '../core/names.js';
 import type { NextStep } from '../core/next.js';
 import { EXIT, historyError, TuneError, usageError } from '../errors.js';
@@ -78,7 +78,7 @@ export function dueRun(tuning: Tuning, step: NextStep, final: boolean): { name: 
   if (step.kind === 'void-rerun') {
     const id = parseRunName(step.run);
     if (id?.kind !== 'batch') throw historyError('run-not-due', step.message);
-    const numbers = state.batches.find((b) => b.plan.batch === id.batch)!.runs.filter((r) => r.half === id.half).map((r) => r.number);
+    const numbers = batchNumbered(state, id.batch)!.runs.filter((r) => r.half === id.half).map((r) => r.number);
     return { name: `batch${String(id.batch).padStart(2, '0')}-${id.half}-run${Math.max(...numbers) + 1}`, resume: false };
   }
   return { name: step.run, resume: false };
@@ -88,7 +88,7 @@ function casesOf(tuning: Tuning, name: string): string[] {
   const id = parseRunName(name);
   if (!id) throw new Error(`bad run name ${name}`);
   if (id.kind === 'final') return tuning.selection?.ids ?? [];
-  const batch = tuning.state.batches.find((b) => b.plan.batch === id.batch);
+  const batch = batchNumbered(tuning.state, id.batch);
   if (!batch) throw historyError('no-plan', `batch ${id.batch} was never planned`, 'git tune batch');
   return batchCases(batch.plan);
 }

@@ -9,7 +9,7 @@ import { branchName, branchRef, parseBranchName, tuningDir } from '../core/names
 import { usageError } from '../errors.js';
 import { openRepo } from '../git/open.js';
 import type { GitRepo } from '../git/types.js';
-import { dropParsed, readTuningHistory, walkHistory, type TipFiles } from './cache.js';
+import { dropParsed, markProse, readTuningHistory, walkHistory, type TipFiles } from './cache.js';
 import { finishInterruptedSteps } from './recover.js';
 
 /**
@@ -83,7 +83,7 @@ export async function readHistory(
   isProse: (p: string) => boolean,
 ): Promise<HistoryCommit[]> {
   const { commits, hand, handPaths } = await walkHistory(repo, name, tip);
-  for (const c of hand) c.touchesProse = handPaths[c.oid]!.some(isProse);
+  markProse(hand, handPaths, isProse);
   return dropParsed(commits);
 }
 

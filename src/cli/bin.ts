@@ -4,8 +4,7 @@
 // beside it (dist/bin/cli.cjs), compiled through V8's code cache.
 import { fileURLToPath } from 'node:url';
 import { requireWithCodeCache } from './code-cache.js';
-import { ignoreClosedOutput } from './io.js';
-import { answeredVersion } from './version.js';
+import { answeredVersion, ignoreClosedOutput } from './io.js';
 
 /** The content hash of cli.cjs, set by the bundler (it builds cli.cjs first). */
 declare const GIT_TUNE_PROGRAM_HASH: string;

@@ -1,3 +1,4 @@
+import { packageVersion } from '../app/version.js';
 import type { Env } from '../git/identity.js';
 
 /**
@@ -26,6 +27,13 @@ export function processIO(): CommandIO {
     err: (text) => process.stderr.write(text.endsWith('\n') ? text : `${text}\n`),
     isTTY: Boolean(process.stdout.isTTY) && !process.env.NO_COLOR,
   };
+}
+
+/** `--version` alone answers before commander and the program load (BENCHMARKS.md: start-up). */
+export function answeredVersion(args: readonly string[]): boolean {
+  if (args.length !== 1 || (args[0] !== '--version' && args[0] !== '-V')) return false;
+  process.stdout.write(`${packageVersion()}\n`);
+  return true;
 }
 
 /**

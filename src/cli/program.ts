@@ -1,7 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { EXIT, TuneError } from '../errors.js';
 import { processIO, type CommandIO } from './io.js';
-import { packageVersion } from './version.js';
+import { packageVersion } from '../app/version.js';
 
 /**
  * The `git-tune` program. Command modules (and isomorphic-git behind them)

@@ -126,12 +126,13 @@ export function halfRuns(state: TuningState, batch: number, half: Half): RunStat
  * replaces the first), so the search may start from the end, where the
  * batch a step names almost always is.
  */
-function batchNumbered(state: TuningState, n: number): BatchState | undefined {
+export function batchNumbered(state: TuningState, n: number): BatchState | undefined {
   const i = batchIndex(state, n);
   return i < 0 ? undefined : state.batches[i];
 }
 
-function batchIndex(state: TuningState, n: number): number {
+/** Where batch `n` is in `state.batches`, or -1. */
+export function batchIndex(state: TuningState, n: number): number {
   for (let i = state.batches.length - 1; i >= 0; i--) if (state.batches[i]!.plan.batch === n) return i;
   return -1;
 }
@@ -149,9 +150,9 @@ export function rightCases(run: RunState): string[] {
   return run.cases.filter((id) => !wrong.has(id));
 }
 
-/** Pending edits of the run's batch and half made before it started: its grade settles them. */
-export function editsTriedBy(state: TuningState, run: RunState): EditState[] {
-  return state.edits.filter((e) => e.status === 'pending' && e.batch === run.batch && e.half === run.half && e.index < run.startIndex);
+/** Pending edits of the run's batch and half made before it started: its grade settles them. `among`: edits known to hold them all (the fold passes its pending ones). */
+export function editsTriedBy(state: TuningState, run: RunState, among: readonly EditState[] = state.edits): EditState[] {
+  return among.filter((e) => e.status === 'pending' && e.batch === run.batch && e.half === run.half && e.index < run.startIndex);
 }
 
 /**
@@ -203,11 +204,16 @@ interface FoldIndex {
 }
 
 function foldIndex(state: TuningState): FoldIndex {
-  let latestGraded: RunState | null = null;
+  return { settledBefore: 0, latestGraded: latestGradedRun(state) };
+}
+
+/** The latest graded run of a batch: the one an edit made now responds to (SPEC 3.5). */
+export function latestGradedRun(state: TuningState): RunState | null {
+  let best: RunState | null = null;
   for (const run of state.runs.values()) {
-    if (run.grade && run.half !== null && (!latestGraded || run.grade.index > latestGraded.grade!.index)) latestGraded = run;
+    if (run.grade && run.half !== null && (!best || run.grade.index > best.grade!.index)) best = run;
   }
-  return { settledBefore: 0, latestGraded };
+  return best;
 }
 
 /** The pending edits, oldest first. */
@@ -258,9 +264,7 @@ function shortOfHalf(half: Half, verdict: Verdict | null | undefined): boolean {
 
 function settleEdits(state: TuningState, run: RunState, ix: FoldIndex): void {
   if (!run.grade || run.half === null || isVoidRun(run)) return;
-  // editsTriedBy's, among the pending edits only.
-  const tried = pendingEdits(state, ix).filter((e) => e.batch === run.batch && e.half === run.half && e.index < run.startIndex);
-  for (const edit of tried) {
+  for (const edit of editsTriedBy(state, run, pendingEdits(state, ix))) {
     edit.status = confirmsEdit(state, edit, run, run.grade.wrong) ? 'confirmed' : 'unconfirmed';
     edit.settledBy = run.name;
   }

@@ -1,7 +1,7 @@
 import type { Complexity } from '../contracts/dataset.js';
 import type { BatchPlan } from '../contracts/files.js';
 import { fixedEntries, openEntries, viewDifficult } from './difficult.js';
-import { batchCases, countedRuns, type TuningState } from './fold.js';
+import { batchCases, batchNumbered, countedRuns, type TuningState } from './fold.js';
 
 /**
  * Plans batch n exactly as SPEC 3.2 says. Pure: the same history, selection,
@@ -46,7 +46,7 @@ function sizeFor(input: PlanInput, n: number): { size: number; why: string } {
   const { state, settings } = input;
   if (input.size !== undefined) return { size: input.size, why: `batch ${n} size set by --size: ${input.size}` };
   if (n === 1) return { size: settings.minBatch, why: `batch 1 takes minBatch: ${settings.minBatch}` };
-  const previous = state.batches.find((b) => b.plan.batch === n - 1);
+  const previous = batchNumbered(state, n - 1);
   const was = previous?.plan.size ?? settings.minBatch;
   const runs = previous?.runs ?? [];
   const nomem = countedRuns(runs.filter((r) => r.half === 'nomem'));

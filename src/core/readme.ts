@@ -1,7 +1,7 @@
 import type { Config } from '../contracts/config.js';
 import type { BatchPlan } from '../contracts/files.js';
 import { viewDifficult } from './difficult.js';
-import { batchCases, countedRuns, isVoidRun, rightCases, type BatchState, type EditState, type HistoryCommit, type RunState, type TuningState } from './fold.js';
+import { batchCases, batchNumbered, countedRuns, isVoidRun, rightCases, type BatchState, type EditState, type HistoryCommit, type RunState, type TuningState } from './fold.js';
 import type { Half } from './names.js';
 import type { NextStep } from './next.js';
 import { planBatch } from './plan.js';
@@ -258,7 +258,7 @@ function renderMap(input: ReadmeInput, predicted: PredictedBatch[]): string {
   const addedIn = new Map<number, number>();
   for (const e of state.difficult) addedIn.set(e.batch, (addedIn.get(e.batch) ?? 0) + 1);
   for (const [batch, n] of [...addedIn].sort((a, b) => a[0] - b[0])) {
-    const from = batch > 0 && ids.has(nodeId(batch, 'nomem')) ? nodeId(batch, state.batches.find((b) => b.plan.batch === batch)?.runs.some((r) => r.half === 'mem') ? 'mem' : 'nomem') : 'start';
+    const from = batch > 0 && ids.has(nodeId(batch, 'nomem')) ? nodeId(batch, batchNumbered(state, batch)?.runs.some((r) => r.half === 'mem') ? 'mem' : 'nomem') : 'start';
     lines.push(`  ${from} -. ${n} added .-> difficult`);
   }
   if (state.checkpoints.length > 0) lines.push(`  ${nodeId(Math.max(...state.checkpoints), 'mem')} -. checkpoint .-> memory`);

@@ -60,25 +60,24 @@ export async function holderAlive(holder: LockHolder): Promise<boolean> {
   return holder.start === null || start === null || start === holder.start;
 }
 
-function parseHolder(text: string): LockHolder | null {
+/** A lock file's or note's JSON object, or null when it does not parse (cut short, being written, not ours). */
+function parseRecord(text: string): Record<string, unknown> | null {
   try {
-    const v = JSON.parse(text) as Partial<LockHolder>;
-    return typeof v.pid === 'number' && typeof v.host === 'string'
-      ? { pid: v.pid, start: v.start ?? null, host: v.host, command: v.command ?? 'git tune', since: v.since ?? '' }
-      : null;
+    const v = JSON.parse(text) as unknown;
+    return typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : null;
   } catch {
     return null;
   }
 }
 
-function parseNote(text: string): { ino?: number; mtimeMs?: number } | null {
-  try {
-    const v = JSON.parse(text) as unknown;
-    return typeof v === 'object' && v !== null ? (v as { ino?: number; mtimeMs?: number }) : null;
-  } catch {
-    return null;
-  }
+function holderOf(record: Record<string, unknown> | null): LockHolder | null {
+  const v = (record ?? {}) as Partial<LockHolder>;
+  return typeof v.pid === 'number' && typeof v.host === 'string'
+    ? { pid: v.pid, start: v.start ?? null, host: v.host, command: v.command ?? 'git tune', since: v.since ?? '' }
+    : null;
 }
+
+const parseHolder = (text: string): LockHolder | null => holderOf(parseRecord(text));
 
 const describe = (h: LockHolder) => `${h.command} (pid ${h.pid}${h.host !== os.hostname() ? ` on ${h.host}` : ''}${h.since ? `, since ${h.since.slice(11, 19)}` : ''})`;
 
@@ -114,8 +113,8 @@ export async function gitLockHolder(gitdir: string, lockPath: string): Promise<{
   if (!st) return { state: 'unknown', holder: null };
   const text = await fs.readFile(noteFile(gitdir, lockPath), 'utf8').catch(() => null);
   // A note that does not parse (cut short, or written by an older version mid-write) is no note: the holder is unknown, never dead.
-  const note = text === null ? null : parseNote(text);
-  const holder = text === null ? null : parseHolder(text);
+  const note = text === null ? null : parseRecord(text);
+  const holder = holderOf(note);
   if (!note || !holder || note.ino !== st.ino || note.mtimeMs !== st.mtimeMs) return { state: 'unknown', holder: null };
   return { state: (await holderAlive(holder)) ? 'alive' : 'dead', holder };
 }

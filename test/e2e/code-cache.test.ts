@@ -1,7 +1,7 @@
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { TempRepo } from '../helpers/repo.js';
 
 /**
@@ -22,67 +22,52 @@ describe('the code cache of the shipped CLI', () => {
     repo.tune(['init', 'desk', '--prose', 'agents/**/*.md', '--runner', 'node agent.js', '--dataset', 'cases.jsonl', '--no-hooks']);
   });
   afterAll(() => repo.cleanup());
-
-  const fresh = () => {
+  // Each test starts with no cache at all.
+  beforeEach(() => {
     tmp = mkdtempSync(path.join(os.tmpdir(), 'git-tune-cc-'));
-    return () => rmSync(tmp, { recursive: true, force: true });
-  };
+  });
+  afterEach(() => rmSync(tmp, { recursive: true, force: true }));
 
   it("is written by a command's first run, for that command, only by the user, and then used as it is", () => {
-    const done = fresh();
-    try {
-      const first = tune(['next']);
-      expect(first.code).toBe(0);
-      expect(files()).toEqual([expect.stringMatching(/^[0-9a-f]{16}-next\.bin$/)]);
-      expect(statSync(cacheDir()).mode & 0o777).toBe(0o700);
-      const file = path.join(cacheDir(), files()[0]!);
-      expect(statSync(file).mode & 0o777).toBe(0o600);
-      const before = statSync(file);
-      const second = tune(['next']);
-      expect(second).toEqual(first);
-      // Accepted: not written again.
-      expect(statSync(file).ino).toBe(before.ino);
-      expect(statSync(file).mtimeMs).toBe(before.mtimeMs);
-      expect(tune(['status']).code).toBe(0);
-      expect(files().map((f) => f.slice(17))).toEqual(['next.bin', 'status.bin']);
-    } finally {
-      done();
-    }
+    const first = tune(['next']);
+    expect(first.code).toBe(0);
+    expect(files()).toEqual([expect.stringMatching(/^[0-9a-f]{16}-next\.bin$/)]);
+    expect(statSync(cacheDir()).mode & 0o777).toBe(0o700);
+    const file = path.join(cacheDir(), files()[0]!);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const before = statSync(file);
+    const second = tune(['next']);
+    expect(second).toEqual(first);
+    // Accepted: not written again.
+    expect(statSync(file).ino).toBe(before.ino);
+    expect(statSync(file).mtimeMs).toBe(before.mtimeMs);
+    expect(tune(['status']).code).toBe(0);
+    expect(files().map((f) => f.slice(17))).toEqual(['next.bin', 'status.bin']);
   });
 
   it('a damaged cache file is not used: the command answers the same and writes it again', () => {
-    const done = fresh();
-    try {
-      const first = tune(['next']);
-      const file = path.join(cacheDir(), files()[0]!);
-      const bytes = readFileSync(file);
-      for (let i = 100; i < bytes.length; i += 997) bytes[i] = bytes[i]! ^ 0xff;
-      writeFileSync(file, bytes);
-      expect(tune(['next'])).toEqual(first);
-      const rewritten = readFileSync(file);
-      expect(rewritten.equals(bytes)).toBe(false);
-      // A file cut short, likewise.
-      writeFileSync(file, rewritten.subarray(0, 1000));
-      expect(tune(['next'])).toEqual(first);
-      expect(statSync(file).size).toBeGreaterThan(1000);
-    } finally {
-      done();
-    }
+    const first = tune(['next']);
+    const file = path.join(cacheDir(), files()[0]!);
+    const bytes = readFileSync(file);
+    for (let i = 100; i < bytes.length; i += 997) bytes[i] = bytes[i]! ^ 0xff;
+    writeFileSync(file, bytes);
+    expect(tune(['next'])).toEqual(first);
+    const rewritten = readFileSync(file);
+    expect(rewritten.equals(bytes)).toBe(false);
+    // A file cut short, likewise.
+    writeFileSync(file, rewritten.subarray(0, 1000));
+    expect(tune(['next'])).toEqual(first);
+    expect(statSync(file).size).toBeGreaterThan(1000);
   });
 
   it('is not written after a failed command, when turned off, or into a directory others can write to', () => {
-    const done = fresh();
-    try {
-      const bad = tune(['nxet']);
-      expect(bad.code).toBe(2);
-      expect(files()).toEqual([]);
-      expect(tune(['next'], { NODE_DISABLE_COMPILE_CACHE: '1' }).code).toBe(0);
-      expect(files()).toEqual([]);
-      chmodSync(cacheDir(), 0o777);
-      expect(tune(['next']).code).toBe(0);
-      expect(files()).toEqual([]);
-    } finally {
-      done();
-    }
+    const bad = tune(['nxet']);
+    expect(bad.code).toBe(2);
+    expect(files()).toEqual([]);
+    expect(tune(['next'], { NODE_DISABLE_COMPILE_CACHE: '1' }).code).toBe(0);
+    expect(files()).toEqual([]);
+    chmodSync(cacheDir(), 0o777);
+    expect(tune(['next']).code).toBe(0);
+    expect(files()).toEqual([]);
   });
 });
