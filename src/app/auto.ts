@@ -1,48 +1,39 @@
 import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { missingConfig } from '../contracts/config.js';
-import { judgeFileSchema, type JudgeFile } from '../contracts/judge.js';
-import { splitArgs } from '../core/argv.js';
-import { compareIds, viewDifficult } from '../core/difficult.js';
-import { isJudgeOutput, mergeProposals, parseFindings } from '../core/findings.js';
+import { compareIds } from '../core/difficult.js';
 import { batchNumbered, isVoidRun, type RunState } from '../core/fold.js';
 import { branchName, branchRef, FINAL_RUN, tuningDir } from '../core/names.js';
 import type { NextStep } from '../core/next.js';
-import { TuneError, usageError } from '../errors.js';
+import { usageError } from '../errors.js';
 import type { Env } from '../git/identity.js';
 import { runGit } from '../git/native.js';
 import { openRepo } from '../git/open.js';
 import type { GitRepo } from '../git/types.js';
-import { resolveCommand } from '../run/presets/index.js';
-import { runProcess } from '../run/process.js';
-import { makeScratch, removeScratch } from '../run/scratch.js';
-import { caseEvents, type CaseEvent } from '../run/progress.js';
-import { nextFor } from './decide.js';
+import type { CaseEvent } from '../run/progress.js';
+import { performStep, type StepContext, type StepOutcome } from './auto-step.js';
 import { CONFIG_FILE } from './config-file.js';
-import { changesPath } from './edit.js';
-import { findingsPath, judgePath } from './grade.js';
+import { nextFor } from './decide.js';
 import type { Usage } from './live.js';
-import { uncommittedProse } from './prose.js';
-import { stopRequest } from './run.js';
 import { listTunings, loadTuning, readText, type Tuning } from './tuning.js';
 
 /**
  * `git tune auto`: the loop unattended. It follows `git tune next` and no
- * other state machine: each step's printed command is what it runs (through
- * this same CLI, in-process), and the two steps that need a person are done
- * with the configured judge and editor:
+ * other state machine: each step `next` says is done through the use cases
+ * its command calls (src/app/auto-step.ts), with a typed outcome, and the two
+ * steps that need a person are done with the configured judge and editor:
  * - grade: the draft (with the judge's verdicts) is recorded as drafted; a
  *   wrong case whose judge says `caseOnly` (the fault is in the case, SPEC 6)
  *   is put on the difficult list first, so the draft counts it there;
- * - edit: the editor applies the judge's merged proposals and writes
- *   changes.md. A case-only case goes to the difficult list instead of into
- *   an edit; when the editor has nothing to change and every wrong case is on
- *   the list, the run is graded again; otherwise auto stops for a person.
- * It stops at once on a downed sandbox, after three VOID runs in a row of one
- * batch and half, on a spent budget (the tuning's own, or the ceiling shared
- * by every tuning this auto drives), and at the next safe point on Ctrl-C or
- * `git tune stop`. Every step is a commit, so `git tune auto` again carries on
- * from history, also after a kill -9.
+ * - edit: the editor is called for every shortfall the findings show (wrong
+ *   cases, proposals, cost left to cut, memory saved twice or saving too
+ *   little). An editor that changes nothing ends the half as at `maxRuns`.
+ * It stops for a person only where the method needs one (no editor; a
+ * refusal it cannot resolve), at once on a downed sandbox, after three VOID
+ * runs in a row of one batch and half, on a spent budget (the tuning's own,
+ * or the ceiling shared by every tuning this auto drives), and at the next
+ * safe point on Ctrl-C or `git tune stop`. Every step is a commit, so `git
+ * tune auto` again carries on from history, also after a kill -9.
  */
 export type AutoOutcome =
   | 'done' | 'until' | 'stopped' | 'interrupted' | 'stuck' | 'over-budget' | 'sandbox-down' | 'void-floor' | 'final-failed' | 'error';
@@ -64,12 +55,6 @@ export interface AutoSession {
   interrupted: { value: boolean };
 }
 
-export interface CliOutcome {
-  code: number;
-  /** The `error:` line the command printed, if it failed. */
-  error: string | null;
-}
-
 export interface AutoOptions {
   until?: 'final';
   maxSteps?: number;
@@ -77,11 +62,12 @@ export interface AutoOptions {
   session: AutoSession;
   /** Narration: auto's own lines. */
   say: (line: string) => void;
+  /** What a step did, shown under its line (default: as `say`, indented). */
+  detail?: (text: string) => void;
   /** The step about to be done (for a live view). */
   onStep?: (step: NextStep, tuning: Tuning, number: number) => void;
   onCase?: (event: CaseEvent) => void;
-  /** Runs `git-tune <args>` in-process. */
-  cli: (args: string[]) => Promise<CliOutcome>;
+  clock?: () => Date;
 }
 
 export const stopFile = (gitdir: string, tuning: string) => path.join(gitdir, 'tune', tuning, 'stop');
@@ -102,167 +88,14 @@ export function ceilingSpent(session: AutoSession): string | null {
   return null;
 }
 
-/** The commands of a `next` step: `git tune a && git tune b` → [[a], [b]]. */
-export function commandsOf(line: string): string[][] {
-  return line.split(/\s+&&\s+/).map((part) => {
-    const args = splitArgs(part.trim());
-    if (args[0] !== 'git' || args[1] !== 'tune') throw new Error(`not a git-tune command: ${part}`);
-    return args.slice(2);
-  });
-}
-
-const shellWord = (a: string) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`);
-
-async function runArgs(args: string[], opts: AutoOptions): Promise<CliOutcome> {
-  opts.say(`$ git tune ${args.map(shellWord).join(' ')}`);
-  return opts.cli(args);
-}
-
-async function runLine(line: string, opts: AutoOptions): Promise<CliOutcome> {
-  for (const args of commandsOf(line)) {
-    const outcome = await runArgs(args, opts);
-    if (outcome.code !== 0) return outcome;
-  }
-  return { code: 0, error: null };
-}
-
-const ok: CliOutcome = { code: 0, error: null };
-
 /** VOID runs at the end of the step's batch and half. */
 function voidsInARow(tuning: Tuning, step: NextStep): RunState[] {
-  const batch = step.batch === null ? undefined : batchNumbered(tuning.state, step.batch);
-  const runs = (batch?.runs ?? []).filter((r) => r.half === step.half);
+  const runs = step.run === FINAL_RUN
+    ? tuning.state.final
+    : (step.batch === null ? [] : batchNumbered(tuning.state, step.batch)?.runs ?? []).filter((r) => r.half === step.half);
   const out: RunState[] = [];
   for (let i = runs.length - 1; i >= 0 && isVoidRun(runs[i]!); i--) out.unshift(runs[i]!);
   return out;
-}
-
-function notFixed(tuning: Tuning): Set<string> {
-  return new Set(viewDifficult(tuning.state, tuning.config!.maxRetries).filter((e) => e.status !== 'fixed').map((e) => e.id));
-}
-
-function parseJudge(text: string | null): JudgeFile {
-  return text ? judgeFileSchema.parse(JSON.parse(text)) : {};
-}
-
-/** Of the wrong cases, those the judge says are at fault themselves (`caseOnly`) and not yet on the difficult list. */
-function caseOnlyCases(wrong: readonly string[], judge: JudgeFile, listed: ReadonlySet<string>): string[] {
-  return wrong.filter((id) => {
-    const j = judge[id];
-    return isJudgeOutput(j) && j.caseOnly && !listed.has(id);
-  });
-}
-
-const CASE_ONLY_NOTE = 'the judge says the fault is in the case (caseOnly): another edit would learn nothing';
-
-async function listCaseOnly(ids: readonly string[], opts: AutoOptions): Promise<CliOutcome> {
-  for (const id of ids) {
-    const outcome = await runArgs(['difficult', 'add', id, '--why', 'wrong', '--note', CASE_ONLY_NOTE], opts);
-    if (outcome.code !== 0) return outcome;
-  }
-  return ok;
-}
-
-/** The grade step done as a grader would: the draft, case-only cases listed, the draft recorded. */
-async function gradeStep(tuning: Tuning, step: NextStep, opts: AutoOptions): Promise<CliOutcome> {
-  if (step.run === FINAL_RUN) return runArgs(['grade'], opts);
-  let outcome = await runArgs(['grade', '--draft', '--force'], opts);
-  if (outcome.code !== 0) return outcome;
-  const run = tuning.state.runs.get(step.run!)!;
-  const worktree = (file: string) => fs.readFile(path.join(tuning.repo.dir, file), 'utf8').catch(() => null);
-  const draft = parseFindings((await worktree(findingsPath(tuning, run.name))) ?? '', run.cases);
-  const wrong = [...draft.cases].filter(([, v]) => v === 'wrong').map(([id]) => id);
-  const caseOnly = caseOnlyCases(wrong, parseJudge(await worktree(judgePath(tuning, run.name))), notFixed(tuning));
-  if (caseOnly.length > 0) {
-    outcome = await listCaseOnly(caseOnly, opts);
-    if (outcome.code !== 0) return outcome;
-    // Drafted again with them on the list (the judge's verdicts are kept in judge.json, not asked again).
-    await fs.rm(path.join(tuning.repo.dir, findingsPath(tuning, run.name)), { force: true });
-    outcome = await runArgs(['grade', '--draft'], opts);
-    if (outcome.code !== 0) return outcome;
-  }
-  return runArgs(['grade'], opts);
-}
-
-/** Runs the configured editor on the graded run; true when it changed prose. */
-async function runEditor(tuning: Tuning, run: RunState, judge: JudgeFile, opts: AutoOptions): Promise<boolean> {
-  const config = tuning.config!;
-  const editor = config.editor!;
-  // Every case's proposals count: a with-memory run can be all right and still save twice.
-  const proposals = mergeProposals(judge, run.cases)
-    .map((p) => ({ file: p.file, change: p.change, why: p.why.join('; '), expect: p.expect.join('; '), cases: p.cases }));
-  const scratch = await makeScratch('editor');
-  try {
-    const proposalsFile = path.join(scratch, 'proposals.json');
-    await fs.writeFile(proposalsFile, JSON.stringify(proposals, null, 2));
-    const command = resolveCommand(editor);
-    opts.say(`editor: ${proposals.length} proposal${proposals.length === 1 ? '' : 's'} for ${run.name}`);
-    const outcome = await runProcess({
-      command: command.command, shell: command.shell, cwd: tuning.repo.dir,
-      env: {
-        ...opts.env, ...editor.env, ...command.env, TUNE_ROOT: tuning.repo.dir,
-        TUNE_FINDINGS: path.join(tuning.repo.dir, findingsPath(tuning, run.name)),
-        TUNE_PROPOSALS: proposalsFile,
-        TUNE_CHANGES: path.join(tuning.repo.dir, changesPath(tuning, run.name)),
-        TUNE_HALF: run.half ?? 'nomem',
-        TUNE_RUN: run.name,
-      },
-      timeoutMs: editor.timeoutSec * 1000,
-      stdoutFile: path.join(scratch, 'stdout'), stderrFile: path.join(scratch, 'stderr'),
-    });
-    if (outcome.exitCode !== 0) {
-      const err = (await fs.readFile(path.join(scratch, 'stderr'), 'utf8').catch(() => '')).trim().split('\n').slice(-3).join(' / ');
-      throw usageError('editor-failed', `the editor failed on ${run.name} (exit ${outcome.exitCode ?? outcome.signal}${outcome.timedOut ? ', timed out' : ''})${err ? `: ${err}` : ''}`,
-        `fix the editor (${editor.command?.join(' ') ?? editor.preset}), then: git tune auto`);
-    }
-  } finally {
-    await removeScratch(scratch);
-  }
-  return (await uncommittedProse(tuning.repo, tuning.tip, [...config.prose, ...config.memoryPolicy])).length > 0;
-}
-
-/**
- * The edit step: case-only cases to the difficult list, the editor for the
- * rest, `git tune edit`. When nothing is left to edit and every wrong case is
- * on the list, the run is graded again (that regrade is due: the list
- * changed). `stuck` says why a person must take over.
- */
-async function editStep(tuning: Tuning, step: NextStep, opts: AutoOptions): Promise<CliOutcome & { stuck?: string }> {
-  const config = tuning.config!;
-  const run = tuning.state.runs.get(step.run!)!;
-  const grade = run.grade!;
-  const judge = parseJudge(await readText(tuning.repo, tuning.tip, judgePath(tuning, run.name)));
-  const listed = notFixed(tuning);
-  const caseOnly = caseOnlyCases(grade.wrong, judge, listed);
-  let outcome = await listCaseOnly(caseOnly, opts);
-  if (outcome.code !== 0) return outcome;
-  const open = grade.wrong.filter((id) => !listed.has(id) && !caseOnly.includes(id));
-  const prose = [...config.prose, ...config.memoryPolicy];
-
-  // An editor that finished before a kill left prose and changes.md behind: record them, do not edit twice.
-  const changesFile = changesPath(tuning, run.name);
-  const changes = await fs.readFile(path.join(tuning.repo.dir, changesFile), 'utf8').catch(() => null);
-  const editorDone = changes !== null && changes !== (await readText(tuning.repo, tuning.tip, changesFile))
-    && (await uncommittedProse(tuning.repo, tuning.tip, prose)).length > 0;
-  const proposals = mergeProposals(judge, run.cases).length;
-  let changed = editorDone;
-  if (!editorDone && config.editor && (open.length > 0 || proposals > 0)) {
-    changed = await runEditor(tuning, run, judge, opts);
-  }
-  if (changed) return runArgs(['edit'], opts);
-
-  const person = `a person must edit the prose, write ${changesFile}, then run \`git tune edit\``;
-  if (open.length > 0) {
-    return { ...ok, stuck: config.editor ? `the editor changed nothing for ${run.name} (still wrong: ${open.join(', ')}): ${person}` : `no editor is configured: ${person}` };
-  }
-  outcome = await runLine('git tune grade --draft --force && git tune grade', opts);
-  if (outcome.code !== 0) return outcome;
-  const after = await loadTuning(tuning.repo, tuning.name);
-  const verdict = after.state.runs.get(run.name)?.grade?.verdict;
-  if (verdict === grade.verdict) {
-    return { ...ok, stuck: `${run.name} is ${verdict} again and ${config.editor ? 'the editor has nothing to change' : 'no editor is configured'}: ${person}` };
-  }
-  return ok;
 }
 
 function summary(step: NextStep): string {
@@ -279,19 +112,24 @@ export async function autoTuning(cwd: string, opts: AutoOptions, name?: string):
   await fs.rm(stop, { force: true }); // a request left from an earlier auto is not for this one
   const spent: Usage = { tokens: 0, costUsd: 0 };
   const steps: AutoResult['steps'] = [];
-  const listener = caseEvents.listener;
-  const check = stopRequest.check;
-  caseEvents.listener = (event) => {
-    if (event.kind === 'finished') {
-      for (const u of [spent, session.spent]) {
-        u.tokens += event.result.tokens;
-        u.costUsd += event.result.costUsd;
+  const ctx: StepContext = {
+    env: opts.env,
+    clock: opts.clock ?? (() => new Date()),
+    say: opts.say,
+    detail: opts.detail ?? ((text) => opts.say(text.replace(/\n$/, '').split('\n').map((l) => `  ${l}`).join('\n'))),
+    interrupted: session.interrupted,
+    // A stop request, Ctrl-C or the spent ceiling stops a run from launching cases; the running ones finish and are kept.
+    stop: () => existsSync(stop) || ceilingSpent(session) !== null,
+    onCase: (event) => {
+      if (event.kind === 'finished') {
+        for (const u of [spent, session.spent]) {
+          u.tokens += event.result.tokens;
+          u.costUsd += event.result.costUsd;
+        }
       }
-    }
-    opts.onCase?.(event);
+      opts.onCase?.(event);
+    },
   };
-  // A stop request, Ctrl-C or the spent ceiling stops a run from launching cases; the running ones finish and are kept.
-  stopRequest.check = () => existsSync(stop) || session.interrupted.value || ceilingSpent(session) !== null;
   const finish = (outcome: AutoOutcome, message: string, exitCode: number): AutoResult =>
     ({ tuning: tuning.name, outcome, message, steps, spent: { ...spent }, exitCode });
   const stopped = async (): Promise<AutoResult | null> => {
@@ -303,85 +141,73 @@ export async function autoTuning(cwd: string, opts: AutoOptions, name?: string):
     const ceiling = ceilingSpent(session);
     return ceiling ? finish('over-budget', ceiling, 3) : null;
   };
+  /** A step that did not get done: the budget, the final check, or the step's own failure. */
+  const failed = async (step: NextStep, outcome: StepOutcome & { kind: 'budget' | 'interrupted' | 'error' }): Promise<AutoResult> => {
+    const early = await stopped();
+    if (early) return early;
+    const now = await loadTuning(repo, tuning.name);
+    const after = nextFor(now);
+    if (after.kind === 'final-failed') return finish('final-failed', after.message, 6);
+    const budget = after.notes.find((n) => n.includes('budget spent'))
+      ?? (after.kind === 'resume' && now.state.runs.get(after.run!)?.stopped?.startsWith('budget') ? after.message : undefined);
+    if (budget || outcome.kind === 'budget') return finish('over-budget', budget ?? (outcome as { reason: string }).reason, 3);
+    if (outcome.kind === 'interrupted') return finish('interrupted', `${outcome.run} stopped; \`git tune auto\` carries on from here`, 130);
+    return finish('error', `${step.kind} failed (exit ${outcome.exitCode}): ${outcome.message}${outcome.hint ? ` (fix: ${outcome.hint})` : ''}`, outcome.exitCode);
+  };
 
-  try {
-    const maxSteps = opts.maxSteps ?? 2000;
-    for (let i = 0; i < maxSteps; i++) {
-      tuning = await loadTuning(repo, tuning.name);
-      const early = await stopped();
-      if (early) return early;
-      const step = nextFor(tuning);
-      if (step.kind === 'void-rerun' || step.kind === 'void-floor') {
-        const voids = voidsInARow(tuning, step);
-        if (voids.length >= 3) {
-          const last = voids[voids.length - 1]!;
-          return finish('stuck', `three VOID runs in a row of batch ${step.batch} ${step.half} (${voids.map((r) => `${r.name} at concurrency ${r.concurrency}`).join(', ')}): ${last.void ?? 'graded VOID'}`, 3);
-        }
-      }
-      steps.push({ kind: step.kind, run: step.run, command: step.command });
-      if (opts.onStep) opts.onStep(step, tuning, steps.length);
-      else opts.say(`next: ${summary(step)}`);
-      const before = tuning.tip;
-      let outcome: CliOutcome = ok;
-      switch (step.kind) {
-        case 'done':
-          return finish('done', step.message, 0);
-        case 'final-failed':
-          return finish('final-failed', step.message, 6);
-        case 'void-floor':
-          return finish('void-floor', step.message, 3);
-        case 'dataset':
-        case 'config':
-          return finish('stuck', `a person must do this step: ${step.message}`, 3);
-        case 'resume':
-          // Raising the budget is the user's call, not auto's.
-          if (tuning.state.runs.get(step.run!)?.stopped?.startsWith('budget')) return finish('over-budget', step.message, 3);
-          outcome = await runLine(step.command!, opts);
-          break;
-        case 'final':
-          if (opts.until === 'final') return finish('until', 'stopped before the final check (--until final)', 0);
-          outcome = await runLine(step.command!, opts);
-          break;
-        case 'grade':
-          outcome = await gradeStep(tuning, step, opts);
-          break;
-        case 'edit': {
-          const edit = await editStep(tuning, step, opts).catch((err: unknown) => {
-            if (err instanceof TuneError) return { code: err.exitCode, error: err.message, stuck: undefined };
-            throw err;
-          });
-          if (edit.stuck) return finish('stuck', edit.stuck, 3);
-          outcome = edit;
-          break;
-        }
-        default:
-          outcome = await runLine(step.command!, opts);
-      }
-      if (outcome.code !== 0) {
-        const early = await stopped();
-        if (early) return early;
-        const now = await loadTuning(repo, tuning.name);
-        const after = nextFor(now);
-        if (after.kind === 'final-failed') return finish('final-failed', after.message, 6);
-        const budget = after.notes.find((n) => n.includes('budget spent'))
-          ?? (after.kind === 'resume' && now.state.runs.get(after.run!)?.stopped?.startsWith('budget') ? after.message : undefined);
-        if (budget) return finish('over-budget', budget, 3);
-        if (outcome.code === 5) return finish('sandbox-down', outcome.error ?? `${step.kind} stopped: the runner's sandbox is down`, 5);
-        return finish('error', `${step.kind} failed (exit ${outcome.code})${outcome.error ? `: ${outcome.error}` : ''}`, outcome.code);
-      }
-      const tip = await repo.resolveRef(tuning.ref);
-      if (tip === before) return finish('stuck', `${step.kind} changed nothing; stopping rather than looping`, 3);
-      // The same step on the same run three times over is a loop, not progress.
-      const recent = steps.slice(-3);
-      if (recent.length === 3 && recent.every((s) => s.kind === step.kind && s.run === step.run && s.kind !== 'confirm' && s.kind !== 'void-rerun')) {
-        return finish('stuck', `${step.kind} of ${step.run} came back three times without progress: ${step.message}`, 3);
+  const maxSteps = opts.maxSteps ?? 2000;
+  for (let i = 0; i < maxSteps; i++) {
+    tuning = await loadTuning(repo, tuning.name);
+    const early = await stopped();
+    if (early) return early;
+    const step = nextFor(tuning);
+    if (step.kind === 'void-rerun' || step.kind === 'void-floor') {
+      const voids = voidsInARow(tuning, step);
+      if (voids.length >= 3) {
+        const last = voids[voids.length - 1]!;
+        const where = step.run === FINAL_RUN ? 'the final check' : `batch ${step.batch} ${step.half}`;
+        return finish('stuck', `three VOID runs in a row of ${where} (${voids.map((r) => `${r.name} at concurrency ${r.concurrency}`).join(', ')}): ${last.void ?? 'graded VOID'}`, 3);
       }
     }
-    return finish('stuck', `no end after ${maxSteps} steps`, 3);
-  } finally {
-    caseEvents.listener = listener;
-    stopRequest.check = check;
+    steps.push({ kind: step.kind, run: step.run, command: step.command });
+    if (opts.onStep) opts.onStep(step, tuning, steps.length);
+    else opts.say(`next: ${summary(step)}`);
+    const before = tuning.tip;
+    switch (step.kind) {
+      case 'done':
+        return finish('done', step.message, 0);
+      case 'final-failed':
+        return finish('final-failed', step.message, 6);
+      case 'void-floor':
+        return finish('void-floor', step.message, 3);
+      case 'resume':
+        // Raising the budget is the user's call, not auto's.
+        if (tuning.state.runs.get(step.run!)?.stopped?.startsWith('budget')) return finish('over-budget', step.message, 3);
+        break;
+      case 'final':
+        if (opts.until === 'final') return finish('until', 'stopped before the final check (--until final)', 0);
+        break;
+      default:
+    }
+    const outcome = await performStep(tuning, step, ctx);
+    switch (outcome.kind) {
+      case 'stuck':
+        return finish('stuck', `${outcome.reason}${outcome.command ? `; then: ${outcome.command}` : ''}`, 3);
+      case 'sandbox-down':
+        return finish('sandbox-down', outcome.reason, 5);
+      case 'budget': case 'interrupted': case 'error':
+        return failed(step, outcome);
+      case 'void': case 'done':
+    }
+    const tip = await repo.resolveRef(tuning.ref);
+    if (tip === before) return finish('stuck', `${step.kind} changed nothing; stopping rather than looping`, 3);
+    // The same step on the same run three times over is a loop, not progress.
+    const recent = steps.slice(-3);
+    if (recent.length === 3 && recent.every((s) => s.kind === step.kind && s.run === step.run && s.kind !== 'confirm' && s.kind !== 'void-rerun')) {
+      return finish('stuck', `${step.kind} of ${step.run} came back three times without progress: ${step.message}`, 3);
+    }
   }
+  return finish('stuck', `no end after ${maxSteps} steps`, 3);
 }
 
 export interface AllResult {

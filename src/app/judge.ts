@@ -2,7 +2,8 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { CommandSpec } from '../contracts/config.js';
 import type { Case } from '../contracts/dataset.js';
-import { judgeOutputSchema, type JudgeFile } from '../contracts/judge.js';
+import type { JudgeFile } from '../contracts/judge.js';
+import { classifyJudgeAttempt, nextJudgeTry, type JudgeAttempt } from '../core/judge-retry.js';
 import type { CaseResult } from '../contracts/result.js';
 import { redactJson, secretsOf } from '../core/redact.js';
 import { runPool } from '../run/pool.js';
@@ -10,20 +11,41 @@ import { readCapped, runProcess } from '../run/process.js';
 import { resolveCommand } from '../run/presets/index.js';
 import { makeScratch, removeScratch } from '../run/scratch.js';
 import type { Env } from '../git/identity.js';
+import { undoOutside, worktreeBaseline } from './worktree-guard.js';
 
 /**
  * Runs the configured judge once per case of a run (SPEC section 6), with
- * the case and the runner's result; its output is validated, and a judge
- * that fails gets a per-case error, never a crash of the grading.
+ * the case and the runner's result; its output is validated. A judge that
+ * fails is called again as core/judge-retry says, and a case whose judge
+ * still fails gets the error (the case is VOID for the judge), never a
+ * crash of the grading. What a judge changed in the repository is put back
+ * and named on the case it was judging (`undone`).
  */
+export interface JudgeRunOptions {
+  env: Env;
+  concurrency: number;
+  run: string;
+  /** Waits between retries; tests pass one that does not wait. */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+async function tail(file: string): Promise<string> {
+  const text = await fs.readFile(file, 'utf8').catch(() => '');
+  return text.slice(-2000);
+}
+
 export async function judgeRun(
   root: string, judge: CommandSpec, cases: readonly Case[], results: readonly CaseResult[], rawResults: Map<string, string | null>,
-  opts: { env: Env; concurrency: number; run: string },
+  opts: JudgeRunOptions,
 ): Promise<JudgeFile> {
   const scratch = await makeScratch('judge');
   const out: JudgeFile = {};
   const byId = new Map(results.map((r) => [r.id, r]));
   const command = resolveCommand(judge);
+  const sleep = opts.sleep ?? realSleep;
+  const baseline = await worktreeBaseline(root, opts.env);
   try {
     await runPool(cases.filter((c) => byId.get(c.id)?.status !== 'void'), opts.concurrency, async (item) => {
       const dir = path.join(scratch, item.id);
@@ -34,25 +56,33 @@ export async function judgeRun(
       await fs.writeFile(caseFile, JSON.stringify(item, null, 2));
       const result = byId.get(item.id)!;
       await fs.writeFile(resultFile, rawResults.get(item.id) ?? JSON.stringify({ answer: result.answer ?? null, usage: result.usage, error: result.error }));
-      const outcome = await runProcess({
-        command: command.command, shell: command.shell, cwd: root,
-        env: { ...opts.env, ...judge.env, ...command.env, TUNE_ROOT: root, TUNE_CASE: caseFile, TUNE_RESULT: resultFile, TUNE_OUTPUT: outputFile, TUNE_RUN: opts.run, TUNE_CASE_ID: item.id },
-        timeoutMs: judge.timeoutSec * 1000,
-        stdoutFile: path.join(dir, 'stdout'), stderrFile: path.join(dir, 'stderr'),
-      });
-      const read = await readCapped(outputFile, 4 * 1024 * 1024);
-      if (outcome.timedOut) out[item.id] = { error: `the judge timed out after ${judge.timeoutSec}s` };
-      else if (read.text === null) out[item.id] = { error: `the judge wrote no output (exit ${outcome.exitCode ?? outcome.signal ?? outcome.spawnError})` };
-      else {
-        try {
-          const parsed = judgeOutputSchema.safeParse(JSON.parse(read.text));
-          out[item.id] = parsed.success
-            ? parsed.data
-            : { error: `the judge output does not match the contract: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'output'}: ${i.message}`).join('; ')}` };
-        } catch (err) {
-          out[item.id] = { error: `the judge output is not JSON (${(err as Error).message})` };
-        }
+      const attempts: JudgeAttempt[] = [];
+      for (;;) {
+        await fs.rm(outputFile, { force: true });
+        const n = attempts.length + 1;
+        const outcome = await runProcess({
+          command: command.command, shell: command.shell, cwd: root,
+          env: { ...opts.env, ...judge.env, ...command.env, TUNE_ROOT: root, TUNE_CASE: caseFile, TUNE_RESULT: resultFile, TUNE_OUTPUT: outputFile, TUNE_RUN: opts.run, TUNE_CASE_ID: item.id },
+          timeoutMs: judge.timeoutSec * 1000,
+          stdoutFile: path.join(dir, `stdout.${n}`), stderrFile: path.join(dir, `stderr.${n}`),
+        });
+        const read = await readCapped(outputFile, 4 * 1024 * 1024);
+        attempts.push(classifyJudgeAttempt({
+          ...outcome,
+          output: read.tooBig ? `(more than 4 MiB: ${read.size} bytes)` : read.text,
+          printed: `${await tail(path.join(dir, `stdout.${n}`))}\n${await tail(path.join(dir, `stderr.${n}`))}`,
+          timeoutSec: judge.timeoutSec,
+        }));
+        const next = nextJudgeTry(attempts);
+        if (!next.again) break;
+        if (next.afterMs > 0) await sleep(next.afterMs);
       }
+      const last = attempts[attempts.length - 1]!;
+      const undone = await undoOutside(root, opts.env, baseline, () => false);
+      const tries = attempts.length;
+      out[item.id] = last.kind === 'ok'
+        ? { ...last.output, ...(undone.length ? { undone } : {}) }
+        : { error: `${last.error}${tries > 1 ? ` (${tries} tries)` : ''}`, tries, ...(undone.length ? { undone } : {}) };
     }, () => false);
   } finally {
     await removeScratch(scratch);

@@ -15,7 +15,7 @@ import { writeRunLogs, type CaseLogs } from '../run/logs.js';
 import type { MemoryFile } from '../run/memory.js';
 import { runPool } from '../run/pool.js';
 import { resolveCommand } from '../run/presets/index.js';
-import { createProgress } from '../run/progress.js';
+import { createProgress, type CaseEvent } from '../run/progress.js';
 import { killAll } from '../run/process.js';
 import { makeScratch, removeScratch } from '../run/scratch.js';
 import { RunStore, type StoredCase } from '../run/store.js';
@@ -43,6 +43,10 @@ export interface RunContext {
   isTTY: boolean;
   /** Set to true (by a signal handler) to stop launching cases. */
   interrupted: { value: boolean };
+  /** Asked before each case starts: true stops launching cases, as Ctrl-C does (`git tune auto`'s stop request and ceiling). */
+  stop?: () => boolean;
+  /** A case starting or ending, for a watcher in this process (`git tune auto`'s live view). */
+  onCase?: (event: CaseEvent) => void;
 }
 
 export interface RunOutcome {
@@ -53,9 +57,6 @@ export interface RunOutcome {
   stopped: string | null;
   commit: string | null;
 }
-
-/** Set by `git tune auto` (same process): a stop request stops launching cases, as Ctrl-C does. */
-export const stopRequest = { check: (): boolean => false };
 
 const RUN_KINDS = new Set(['run', 'resume', 'confirm', 'mem-run', 'void-rerun']);
 
@@ -179,7 +180,7 @@ export async function runCasePool(tuning: Tuning, pool: CasePool, ctx: RunContex
   const { store, stored } = pool;
   const memory = await memoryFor(tuning, pool.name);
   const scratch = await makeScratch(pool.name);
-  const progress = createProgress(pool.name, pool.total, pool.total - pool.cases.length, ctx.err, ctx.isTTY);
+  const progress = createProgress(pool.name, pool.total, pool.total - pool.cases.length, ctx.err, ctx.isTTY, ctx.onCase);
   let stopped: string | null = null;
   const running = { ...pool.usedBefore };
   try {
@@ -200,7 +201,7 @@ export async function runCasePool(tuning: Tuning, pool: CasePool, ctx: RunContex
       await store.save(outcome.result, outcome.writes, outcome.rawResult);
       stored.set(item.id, { result: outcome.result, writes: outcome.writes, rawResult: outcome.rawResult });
       stopped ??= budgetLeft(tuning, running);
-    }, () => stopped !== null || ctx.interrupted.value || stopRequest.check());
+    }, () => stopped !== null || ctx.interrupted.value || (ctx.stop?.() ?? false));
   } finally {
     progress.done();
     await removeScratch(scratch);

@@ -21,9 +21,15 @@ export const judgeOutputSchema = z.looseObject({
 });
 export type JudgeOutput = z.infer<typeof judgeOutputSchema>;
 
-/** The judge's verdicts of a run, kept with it: case id → output, or the error that replaced it. */
+/**
+ * The judge's verdicts of a run, kept with it: case id → output, or the error
+ * that replaced it (the case is VOID for the judge) with how many times the
+ * judge was called. `undone`: files of the repository the judge changed
+ * while judging that case, put back by git-tune.
+ */
+export const judgeErrorSchema = z.object({ error: z.string(), tries: z.number().int().positive().optional(), undone: z.array(z.string()).optional() });
 export const judgeFileSchema = z.record(
   z.string(),
-  z.union([judgeOutputSchema, z.object({ error: z.string() })]),
+  z.union([judgeOutputSchema, judgeErrorSchema]),
 );
 export type JudgeFile = z.infer<typeof judgeFileSchema>;

@@ -19,13 +19,23 @@ export function isJudgeOutput(j: JudgeFile[string] | undefined): j is JudgeOutpu
   return j !== undefined && !('error' in j && !('right' in j));
 }
 
-/** Right when every check passes and the judge (if any) says right. */
+/**
+ * Right when every check passes and the judge (if any) says right. A case
+ * whose judge failed even when called again is VOID for the judge: the run is
+ * graded on the rest (docs/design.md: robust graders).
+ */
 export function caseVerdict(result: CaseResult, judge: JudgeFile[string] | undefined): CaseVerdict {
   if (result.status === 'void') return 'VOID';
   if (result.status === 'error' || result.right === false) return 'wrong';
   if (judge === undefined) return result.right === true ? 'right' : '?';
-  if (!isJudgeOutput(judge)) return '?';
+  if (!isJudgeOutput(judge)) return 'VOID';
   return judge.right ? 'right' : 'wrong';
+}
+
+/** Files of the repository a judge changed while judging a case, put back by git-tune. */
+export function undoneBy(judge: JudgeFile[string] | undefined): string[] {
+  const undone = (judge as { undone?: unknown } | undefined)?.undone;
+  return Array.isArray(undone) ? undone.filter((f): f is string => typeof f === 'string') : [];
 }
 
 export interface MergedProposal {
@@ -100,7 +110,9 @@ export function draftFindings(input: DraftInput): Draft {
   const verdicts = new Map(results.map((r) => [r.id, caseVerdict(r, input.judge[r.id])]));
   const wrong = ids.filter((id) => verdicts.get(id) === 'wrong');
   const unknown = ids.filter((id) => verdicts.get(id) === '?');
-  const voids = ids.filter((id) => verdicts.get(id) === 'VOID');
+  // VOID cases: the runner's (the run says nothing) and the judge's (graded on the rest).
+  const voids = results.filter((r) => r.status === 'void').map((r) => r.id);
+  const judgeVoids = ids.filter((id) => verdicts.get(id) === 'VOID' && !voids.includes(id));
   const wrongSet = new Set(wrong);
   const onList = new Set(input.difficult.onList);
   const medianCalls = median(results.map((r) => r.llmCalls));
@@ -137,15 +149,16 @@ export function draftFindings(input: DraftInput): Draft {
   if (isFinal) {
     const stuck = new Set(input.final!.stuck);
     const regressedFinal = ids.filter((id) => wrongSet.has(id) && input.final!.rightInBatch.get(id) === true);
-    verdict = voids.length > 0 ? 'VOID' : ids.every((id) => stuck.has(id) || verdicts.get(id) === 'right') && regressedFinal.length === 0 ? 'VERIFIED' : 'FAILED';
-  } else if (voids.length > 0) verdict = 'VOID';
+    // A final check some case of which the judge could not grade says nothing yet: it runs again.
+    verdict = voids.length + judgeVoids.length > 0 ? 'VOID' : ids.every((id) => stuck.has(id) || verdicts.get(id) === 'right') && regressedFinal.length === 0 ? 'VERIFIED' : 'FAILED';
+  } else if (voids.length > 0 || (judgeVoids.length > 0 && judgeVoids.length === ids.length)) verdict = 'VOID';
   else if (everyRight && run.half === 'nomem') verdict = 'PASSED';
   else if (everyRight && run.half === 'mem') {
     const limit = input.passingNomem ? input.passingNomem.tokens * 1.1 : Infinity;
     verdict = savedTwice === 0 && tokens <= limit ? 'PASSED' : 'CORRECT';
   } else if (!input.previous) verdict = 'NO CHANGE';
   else {
-    const { fixed, broke } = compare(prevWrong, wrongSet, ids.filter((id) => prevIds.has(id)));
+    const { fixed, broke } = compare(prevWrong, wrongSet, ids.filter((id) => prevIds.has(id) && !judgeVoids.includes(id)));
     verdict = fixed.length > 0 && broke.length === 0 ? 'PROGRESS' : fixed.length === 0 && broke.length > 0 ? 'REGRESSION' : fixed.length > 0 ? 'MIXED' : 'NO CHANGE';
   }
   if (verdict === 'PASSED' && run.half === 'nomem') for (const id of costly) propose(id, 'costly', `more than 2× the run's median llm calls (${medianCalls})`);
@@ -179,15 +192,18 @@ export function draftFindings(input: DraftInput): Draft {
     const reasons = [
       r.error ? `error: ${r.error}` : '', r.void ? `void: ${r.void}` : '',
       ...r.checks.filter((c) => !c.pass).map((c) => `check ${c.type} failed${c.detail ? ` (${c.detail})` : ''}`),
-      j && !isJudgeOutput(j) ? `judge: ${(j as { error: string }).error}` : isJudgeOutput(j) && !j.right ? `judge: ${j.summary || 'wrong'}` : '',
+      j && !isJudgeOutput(j) ? `judge: ${(j as { error: string }).error}${r.status === 'void' ? '' : '; VOID for the judge: the run is graded on the rest'}` : isJudgeOutput(j) && !j.right ? `judge: ${j.summary || 'wrong'}` : '',
       verdicts.get(r.id) === '?' ? 'no check and no judge: decide right or wrong' : '',
     ].filter(Boolean);
     return `- ${r.id}: ${reasons.join('; ')}`;
   });
   if (why.length) md.push('', ...why);
+  const undone = results.filter((r) => undoneBy(input.judge[r.id]).length > 0)
+    .map((r) => `- ${r.id}: the judge changed ${undoneBy(input.judge[r.id]).join(', ')} in the repository; undone (a judge may change nothing there)`);
+  if (undone.length) md.push('', ...undone);
 
   if (input.previous) {
-    const { fixed, broke } = compare(prevWrong, wrongSet, ids.filter((id) => prevIds.has(id)));
+    const { fixed, broke } = compare(prevWrong, wrongSet, ids.filter((id) => prevIds.has(id) && !judgeVoids.includes(id)));
     const prevTokens = sum(input.previous.results, (r) => r.tokens);
     md.push('', `### Compared with ${input.previous.name}`, '');
     md.push(`- turned right: ${fixed.join(', ') || 'none'}`);

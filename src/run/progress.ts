@@ -13,10 +13,10 @@ export interface Progress {
 /** A case of a run starting or ending, for a watcher in the same process. */
 export type CaseEvent = { kind: 'started'; run: string; id: string } | { kind: 'finished'; run: string; result: CaseResult };
 
-/** Set by `git tune auto` (same process): its live view and its shared ceiling follow the cases of its runs. */
-export const caseEvents: { listener: ((event: CaseEvent) => void) | null } = { listener: null };
-
-export function createProgress(run: string, total: number, alreadyDone: number, write: (s: string) => void, tty: boolean): Progress {
+/** `onCase`: a watcher in the same process (`git tune auto`'s live view and its shared ceiling). */
+export function createProgress(
+  run: string, total: number, alreadyDone: number, write: (s: string) => void, tty: boolean, onCase?: (event: CaseEvent) => void,
+): Progress {
   let done = alreadyDone;
   let running = 0;
   let voids = 0;
@@ -27,12 +27,12 @@ export function createProgress(run: string, total: number, alreadyDone: number, 
   };
   return {
     started(id) {
-      caseEvents.listener?.({ kind: 'started', run, id });
+      onCase?.({ kind: 'started', run, id });
       running++;
       render();
     },
     finished(r) {
-      caseEvents.listener?.({ kind: 'finished', run, result: r });
+      onCase?.({ kind: 'finished', run, result: r });
       running--;
       done++;
       tokens += r.tokens;

@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { autoAll, autoTuning, newSession, stopFile, type AllResult, type AutoOptions, type AutoResult, type AutoSession, type CliOutcome } from '../../app/auto.js';
+import { autoAll, autoTuning, newSession, stopFile, type AllResult, type AutoOptions, type AutoResult, type AutoSession } from '../../app/auto.js';
 import { createLiveView, type LiveView } from '../../app/live.js';
 import { openTuning } from '../../app/tuning.js';
 import { usageError } from '../../errors.js';
@@ -23,11 +23,15 @@ export function autoView(io: CommandIO, title: string, plain: boolean): LiveView
   return createLiveView({ title, write: (s) => process.stderr.write(s), tty, columns: () => process.stderr.columns || 100, clock: io.clock });
 }
 
+export interface CliOutcome {
+  code: number;
+  /** The `error:` line the command printed, if it failed. */
+  error: string | null;
+}
+
 /**
- * How auto runs a step's command: in this process, with an IO that sends the
- * command's output to the view, indented under its `$ git tune …` line. The
- * command's own `next:` narration is dropped (auto says the next step
- * itself), and so is grade --draft's reminder to finish the findings by hand.
+ * A command run in this process before auto starts (the demo's `git tune
+ * init`), its output sent to the view, indented; its `next:` line dropped.
  */
 export function quietCli(io: CommandIO, cwd: string, view: LiveView): (args: string[]) => Promise<CliOutcome> {
   return async (args) => {
@@ -65,15 +69,16 @@ export function interruptAuto(session: AutoSession, say: (line: string) => void)
   };
 }
 
-export function autoOptions(io: CommandIO, view: LiveView, session: AutoSession, until?: 'final', cwd = io.cwd): AutoOptions {
+export function autoOptions(io: CommandIO, view: LiveView, session: AutoSession, until?: 'final'): AutoOptions {
   return {
     until,
     env: io.env,
     session,
     say: (line) => view.log(line),
     onStep: (step, tuning, n) => view.step(`${tuning.name} · step ${n} · ${step.kind}: ${step.message}`, tuning.state.usage),
+    detail: (text) => view.log(text, '  '),
     onCase: (event) => view.caseEvent(event),
-    cli: quietCli(io, cwd, view),
+    clock: io.clock,
   };
 }
 

@@ -1,6 +1,5 @@
-import { commitStep, targetOf } from '../../app/commit.js';
-import { CONFIG_FILE, parseCliValue, setConfigValue } from '../../app/config-file.js';
-import { requireOnBranch } from '../../app/guards.js';
+import { CONFIG_FILE, parseCliValue } from '../../app/config-file.js';
+import { setConfig } from '../../app/config-set.js';
 import { openTuning } from '../../app/tuning.js';
 import { splitArgs } from '../../core/argv.js';
 import { usageError } from '../../errors.js';
@@ -24,23 +23,12 @@ function valueFor(key: string, text: string): unknown {
 
 export async function set(io: CommandIO, key: string, text: string, opts: { json?: boolean; tuning?: string }): Promise<void> {
   const tuning = await openTuning(io.cwd, opts.tuning);
-  requireOnBranch(tuning);
-  const file = `${tuning.dir}/${CONFIG_FILE}`;
   const value = valueFor(key, text);
-  const { text: newText, config } = setConfigValue(tuning.configText ?? '', key, value, file);
-  if (newText === tuning.configText) {
+  const { commit, config } = await setConfig(tuning, key, value, io);
+  if (commit === null) {
     io.err(`${key} is already ${JSON.stringify(value)}: nothing to commit`);
     return;
   }
-  const oid = await commitStep(
-    targetOf(tuning),
-    {
-      step: { step: 'config', tuning: tuning.name, keys: [key], difficult: [] },
-      subject: `tune(${tuning.name}): config ${key} = ${JSON.stringify(value)}`,
-      changes: new Map([[file, { content: newText }]]),
-    },
-    io,
-  );
-  if (opts.json) printJson(io, { key, value, commit: oid, config });
+  if (opts.json) printJson(io, { key, value, commit, config });
   else io.out(`${key} = ${JSON.stringify(value)}`);
 }

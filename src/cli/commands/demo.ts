@@ -2,7 +2,7 @@ import { autoTuning, newSession } from '../../app/auto.js';
 import { createDemoRepo, demoInitArgs, DEMO_IDENTITY, demoDir, summarizeDemo, type DemoSummary } from '../../app/demo.js';
 import { TuneError } from '../../errors.js';
 import { printJson, table, type CommandIO } from '../io.js';
-import { autoOptions, autoView, interruptAuto } from './auto.js';
+import { autoOptions, autoView, interruptAuto, quietCli } from './auto.js';
 
 const n = (x: number) => x.toLocaleString('en-US');
 
@@ -51,13 +51,13 @@ export async function run(io: CommandIO, dirArg: string | undefined, opts: { jso
   const view = autoView(io, 'git tune demo', Boolean(opts.plain));
   const session = newSession();
   const release = interruptAuto(session, (line) => view.log(line));
-  const options = autoOptions(io, view, session, undefined, dir);
+  const options = autoOptions(io, view, session);
   let summary: DemoSummary;
   try {
     view.log(`git tune demo: a new repository in ${dir} with the example agent`);
     const { identitySet } = await createDemoRepo(dir, io.env);
     if (identitySet) view.log(`no git identity is configured: set user.name "${DEMO_IDENTITY.name}" in ${dir}/.git/config`);
-    const init = await options.cli(demoInitArgs(dir));
+    const init = await quietCli(io, dir, view)(demoInitArgs(dir));
     if (init.code !== 0) throw new TuneError('demo-init-failed', `git tune init failed in ${dir}: ${init.error ?? `exit ${init.code}`}`, { exitCode: 1 });
     const result = await autoTuning(dir, options);
     summary = await summarizeDemo(dir, result, Math.round((io.clock().getTime() - started) / 1000));

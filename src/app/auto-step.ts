@@ -1,0 +1,407 @@
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { judgeFileSchema, type JudgeFile } from '../contracts/judge.js';
+import type { DifficultReason } from '../contracts/files.js';
+import type { CaseResult } from '../contracts/result.js';
+import { viewDifficult } from '../core/difficult.js';
+import { isJudgeOutput } from '../core/findings.js';
+import { batchNumbered, type RunState } from '../core/fold.js';
+import { FINAL_RUN } from '../core/names.js';
+import { VOID_FLOOR, type NextStep } from '../core/next.js';
+import { median } from '../core/report.js';
+import { passedRuleBreaks, type RuleBreak } from '../core/rules.js';
+import { EXIT, TuneError } from '../errors.js';
+import type { Env } from '../git/identity.js';
+import type { CaseEvent } from '../run/progress.js';
+import { planNextBatch, writePlan } from './batch.js';
+import type { WriteContext } from './commit.js';
+import { setConfig } from './config-set.js';
+import { recordDifficult } from './difficult.js';
+import { changesPath, recordEdit } from './edit.js';
+import { editableGlobs, runEditor, undoOutsideHalf } from './editor.js';
+import { findingsPath, judgePath, recordGrade, writeDraft, type GradeOutcome } from './grade.js';
+import { buildCandidate, makeCheckpoint, type MemoryOutcome } from './memory.js';
+import { uncommittedProse } from './prose.js';
+import { readRunResults } from './results.js';
+import { revertEdits } from './revert.js';
+import { executeRun, type RunOutcome } from './run.js';
+import { computeSelection, writeSelection } from './select.js';
+import { loadTuning, readText, type Tuning } from './tuning.js';
+
+/**
+ * One step of `git tune auto`, done through the use cases the commands call
+ * (never through the CLI's output), with a typed outcome. Each step is one or
+ * more commits, so a killed auto carries on from history. The narration says
+ * each step as the command a person would type (`$ git tune run`), and what
+ * it did under it.
+ */
+export type StepOutcome =
+  /** The step was done (one commit or more). */
+  | { kind: 'done' }
+  /** A person must act: why, and the command to run after. */
+  | { kind: 'stuck'; reason: string; command: string | null }
+  /** The run ended VOID: the next step re-runs it. */
+  | { kind: 'void'; run: string; reason: string }
+  | { kind: 'sandbox-down'; run: string; reason: string }
+  | { kind: 'budget'; reason: string }
+  /** A run stopped launching cases (Ctrl-C, a stop request, the ceiling of this auto). */
+  | { kind: 'interrupted'; run: string }
+  | { kind: 'error'; message: string; exitCode: number; hint: string | null };
+
+export interface StepContext {
+  env: Env;
+  clock: () => Date;
+  /** Auto's own narration: the command each part of the step stands for. */
+  say: (line: string) => void;
+  /** What a part of the step did, shown under its command. */
+  detail: (text: string) => void;
+  /** Set by a signal handler: no new case starts. */
+  interrupted: { value: boolean };
+  /** Asked before each case starts (a stop request, the ceiling). */
+  stop: () => boolean;
+  onCase?: (event: CaseEvent) => void;
+}
+
+const write = (ctx: StepContext): WriteContext => ({ env: ctx.env, now: ctx.clock() });
+const reload = (tuning: Tuning) => loadTuning(tuning.repo, tuning.name);
+const shellWord = (a: string) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`);
+const command = (ctx: StepContext, args: string[]) => ctx.say(`$ git tune ${args.map(shellWord).join(' ')}`);
+
+/** Does `step` (one `next` said) and says how it went; a TuneError becomes an outcome, anything else is a bug and throws. */
+export async function performStep(tuning: Tuning, step: NextStep, ctx: StepContext): Promise<StepOutcome> {
+  try {
+    return await dispatch(tuning, step, ctx);
+  } catch (err) {
+    if (!(err instanceof TuneError)) throw err;
+    if (err.code === 'budget-spent') return { kind: 'budget', reason: err.message };
+    return { kind: 'error', message: err.message, exitCode: err.exitCode, hint: err.hint ?? null };
+  }
+}
+
+async function dispatch(tuning: Tuning, step: NextStep, ctx: StepContext): Promise<StepOutcome> {
+  switch (step.kind) {
+    case 'select': {
+      command(ctx, ['select']);
+      const selection = await computeSelection(tuning);
+      await writeSelection(tuning, selection, write(ctx));
+      ctx.detail(`selection: ${selection.limit} of ${selection.total} cases`);
+      return { kind: 'done' };
+    }
+    case 'batch': {
+      command(ctx, ['batch']);
+      const plan = planNextBatch(tuning);
+      if (!plan) return { kind: 'error', message: `no batch to plan: ${step.message}`, exitCode: EXIT.history, hint: null };
+      await writePlan(tuning, plan, write(ctx));
+      ctx.detail(`batch ${plan.batch}: ${plan.new.length} ${plan.kind} + ${plan.recheck.length} recheck\n  why: ${plan.why}`);
+      return { kind: 'done' };
+    }
+    case 'run': case 'resume': case 'confirm': case 'mem-run': case 'final':
+      return runStep(tuning, step.run === FINAL_RUN || step.kind === 'final', undefined, ctx);
+    case 'void-rerun':
+      return voidRerun(tuning, step, ctx);
+    case 'grade':
+      return gradeStep(tuning, step, ctx);
+    case 'candidate':
+      command(ctx, ['memory', 'candidate']);
+      ctx.detail(memoryLine(await buildCandidate(tuning, write(ctx))));
+      return { kind: 'done' };
+    case 'checkpoint':
+      command(ctx, ['memory', 'checkpoint']);
+      ctx.detail(memoryLine(await makeCheckpoint(tuning, write(ctx))));
+      return { kind: 'done' };
+    case 'edit':
+      return editStep(tuning, step, ctx);
+    case 'stop-batch':
+      return endHalf(tuning, step.run!, `${step.run} is the half's run ${tuning.config!.maxRuns} of ${tuning.config!.maxRuns} and did not pass`, ctx);
+    case 'refused':
+      return refusedStep(tuning, step, ctx);
+    case 'dataset': case 'config':
+      return { kind: 'stuck', reason: `a person must do this step: ${step.message}`, command: step.command };
+    case 'done': case 'final-failed': case 'void-floor':
+      return { kind: 'error', message: `${step.kind} is not a step to do`, exitCode: EXIT.unexpected, hint: null };
+  }
+}
+
+function memoryLine(outcome: MemoryOutcome): string {
+  const { diff } = outcome;
+  const head = outcome.step === 'candidate' ? `candidate memory from ${outcome.run}` : `checkpoint: batch ${outcome.batch}'s candidate is the last good memory`;
+  return `${head}: ${diff.files} file${diff.files === 1 ? '' : 's'} (${diff.added.length} added, ${diff.changed.length} changed, ${diff.deleted.length} deleted)`;
+}
+
+function runLine(outcome: RunOutcome): string {
+  const r = outcome.results;
+  const count = (f: (x: CaseResult) => boolean) => r.filter(f).length;
+  const head = outcome.finished ? `${outcome.run}: ${outcome.void ? `VOID (${outcome.void})` : 'finished'}` : `${outcome.run}: stopped (${outcome.stopped}) after ${r.length} cases`;
+  return `${head}\n  ${count((x) => x.right === true)} right, ${count((x) => x.right === false)} wrong, ${count((x) => x.right === null && x.status !== 'void')} for the judge, ${count((x) => x.status === 'void')} void; ${r.reduce((s, x) => s + x.tokens, 0)} tokens`;
+}
+
+async function runStep(tuning: Tuning, final: boolean, concurrency: number | undefined, ctx: StepContext): Promise<StepOutcome> {
+  command(ctx, [final ? 'final' : 'run', ...(concurrency ? ['--concurrency', String(concurrency)] : [])]);
+  const outcome = await executeRun(tuning.repo.dir, tuning.name, { final, concurrency }, {
+    env: ctx.env, now: ctx.clock(), clock: ctx.clock, err: ctx.detail, isTTY: false,
+    interrupted: ctx.interrupted, stop: ctx.stop, onCase: ctx.onCase,
+  });
+  ctx.detail(runLine(outcome));
+  if (outcome.finished) return outcome.void ? { kind: 'void', run: outcome.run, reason: outcome.void } : { kind: 'done' };
+  const stopped = outcome.stopped ?? 'interrupted';
+  if (stopped.startsWith('sandbox')) return { kind: 'sandbox-down', run: outcome.run, reason: `${outcome.run} did not finish: ${stopped}` };
+  if (stopped.startsWith('budget')) return { kind: 'budget', reason: `${outcome.run} did not finish: ${stopped}` };
+  return { kind: 'interrupted', run: outcome.run };
+}
+
+/** A VOID run again at half its concurrency (at least VOID_FLOOR), the configured one lowered when it is higher (SPEC 5). */
+async function voidRerun(tuning: Tuning, step: NextStep, ctx: StepContext): Promise<StepOutcome> {
+  const run = tuning.state.runs.get(step.run!)!;
+  const lower = Math.max(VOID_FLOOR, Math.floor(run.concurrency / 2));
+  const final = run.half === null;
+  if (tuning.config!.concurrency > lower) {
+    command(ctx, ['config', 'set', 'concurrency', String(lower)]);
+    await setConfig(tuning, 'concurrency', lower, write(ctx));
+    return runStep(await reload(tuning), final, undefined, ctx);
+  }
+  return runStep(tuning, final, lower, ctx);
+}
+
+async function judgeOf(tuning: Tuning, run: string, fromWorktree: boolean): Promise<JudgeFile> {
+  const text = fromWorktree
+    ? await fs.readFile(path.join(tuning.repo.dir, judgePath(tuning, run)), 'utf8').catch(() => null)
+    : await readText(tuning.repo, tuning.tip, judgePath(tuning, run));
+  return text ? judgeFileSchema.parse(JSON.parse(text)) : {};
+}
+
+/** Cases on the difficult list and not fixed. */
+function notFixed(tuning: Tuning): Set<string> {
+  return new Set(viewDifficult(tuning.state, tuning.config!.maxRetries).filter((e) => e.status !== 'fixed').map((e) => e.id));
+}
+
+/** Of the wrong cases, those the judge says are at fault themselves (`caseOnly`) and not yet on the difficult list. */
+function caseOnlyCases(wrong: readonly string[], judge: JudgeFile, listed: ReadonlySet<string>): string[] {
+  return wrong.filter((id) => {
+    const j = judge[id];
+    return isJudgeOutput(j) && j.caseOnly && !listed.has(id);
+  });
+}
+
+const CASE_ONLY_NOTE = 'the judge says the fault is in the case (caseOnly): another edit would learn nothing';
+
+async function addDifficult(tuning: Tuning, id: string, reason: DifficultReason, note: string | undefined, ctx: StepContext): Promise<Tuning> {
+  command(ctx, ['difficult', 'add', id, '--why', reason, ...(note ? ['--note', note] : [])]);
+  await recordDifficult(tuning, { op: 'add', id, reason }, note, write(ctx));
+  ctx.detail(`added ${id} to the difficult list (${reason})`);
+  return reload(tuning);
+}
+
+function gradeLine(outcome: GradeOutcome): string {
+  return [
+    `${outcome.run}: ${outcome.verdict}${outcome.wrong.length ? ` (wrong: ${outcome.wrong.join(', ')})` : ''}`,
+    ...outcome.difficult.map((d) => `  difficult ${d.op} ${d.id}${d.op === 'add' ? ` (${d.reason})` : ''}`),
+  ].join('\n');
+}
+
+async function record(tuning: Tuning, run: string | undefined, verdict: string | undefined, ctx: StepContext): Promise<GradeOutcome> {
+  command(ctx, ['grade', ...(verdict ? ['--verdict', verdict] : []), ...(run && verdict ? ['--run', run] : [])]);
+  const outcome = await recordGrade(tuning, run, { verdict, ctx: write(ctx) });
+  ctx.detail(gradeLine(outcome));
+  return outcome;
+}
+
+/**
+ * The grade step as a grader would do it: the draft (with the judge's
+ * verdicts) recorded as drafted; a wrong case whose judge says `caseOnly` (the
+ * fault is in the case) is put on the difficult list first, so the draft
+ * counts it there. A PASSED the rules refuse is resolved where the tool
+ * knows how (a revert, a difficult entry), or a person is asked.
+ */
+async function gradeStep(tuning: Tuning, step: NextStep, ctx: StepContext): Promise<StepOutcome> {
+  if (step.run === FINAL_RUN) {
+    await record(tuning, undefined, undefined, ctx);
+    return { kind: 'done' };
+  }
+  command(ctx, ['grade', '--draft', '--force']);
+  let drafted = await writeDraft(tuning, undefined, { env: ctx.env, force: true });
+  ctx.detail(`wrote ${drafted.file}: proposed verdict ${drafted.draft.verdict}`);
+  const wrong = [...drafted.draft.verdicts].filter(([, v]) => v === 'wrong').map(([id]) => id);
+  const caseOnly = caseOnlyCases(wrong, await judgeOf(tuning, drafted.run.name, true), notFixed(tuning));
+  for (const id of caseOnly) tuning = await addDifficult(tuning, id, 'wrong', CASE_ONLY_NOTE, ctx);
+  if (caseOnly.length > 0) {
+    // Drafted again with them on the list (the judge's verdicts are kept in judge.json, not asked again).
+    await fs.rm(path.join(tuning.repo.dir, drafted.file), { force: true });
+    command(ctx, ['grade', '--draft']);
+    drafted = await writeDraft(tuning, undefined, { env: ctx.env, force: false });
+    ctx.detail(`wrote ${drafted.file}: proposed verdict ${drafted.draft.verdict}`);
+  }
+  try {
+    await record(tuning, undefined, undefined, ctx);
+  } catch (err) {
+    if (!(err instanceof TuneError) || err.code !== 'passed-refused') throw err;
+    ctx.detail(`refused: ${err.message}${err.details?.length ? `\n  ${err.details.join('\n  ')}` : ''}`);
+    const run = tuning.state.runs.get(drafted.run.name)!;
+    const draftedWrong = [...drafted.draft.verdicts].filter(([, v]) => v === 'wrong').map(([id]) => id);
+    return resolveRefusal(tuning, run, passedRuleBreaks({
+      state: tuning.state, run, maxRuns: tuning.config!.maxRuns, maxRetries: tuning.config!.maxRetries, review: true, wrong: draftedWrong,
+    }), draftedWrong, ctx);
+  }
+  return { kind: 'done' };
+}
+
+/**
+ * A PASSED the rules refuse (SPEC 3.4), made right where the fix is the
+ * tool's to make: unconfirmed and pending edits reverted, wrong cases put on
+ * the difficult list; then PASSED recorded. Any other rule needs a person.
+ */
+async function resolveRefusal(tuning: Tuning, run: RunState, breaks: readonly RuleBreak[], wrong: readonly string[], ctx: StepContext): Promise<StepOutcome> {
+  const person = breaks.filter((b) => b.rule !== 'unreverted' && b.rule !== 'wrong-not-difficult');
+  if (person.length > 0) {
+    return {
+      kind: 'stuck',
+      reason: `PASSED of ${run.name} is refused and a person must decide: ${person.map((b) => b.message).join('; ')}`,
+      command: `${breaks.map((b) => b.fix).join(' && ')} && git tune grade --verdict PASSED --run ${run.name}`,
+    };
+  }
+  if (breaks.some((b) => b.rule === 'unreverted')) tuning = await revert(tuning, ctx);
+  const listed = notFixed(tuning);
+  for (const id of wrong) if (!listed.has(id)) tuning = await addDifficult(tuning, id, 'wrong', `still wrong when ${run.name} passed`, ctx);
+  await record(tuning, run.name, 'PASSED', ctx);
+  return { kind: 'done' };
+}
+
+async function refusedStep(tuning: Tuning, step: NextStep, ctx: StepContext): Promise<StepOutcome> {
+  const run = tuning.state.runs.get(step.run!)!;
+  const breaks = passedRuleBreaks({ state: tuning.state, run, maxRuns: tuning.config!.maxRuns, maxRetries: tuning.config!.maxRetries });
+  return resolveRefusal(tuning, run, breaks, run.grade?.wrong ?? [], ctx);
+}
+
+async function revert(tuning: Tuning, ctx: StepContext): Promise<Tuning> {
+  command(ctx, ['revert']);
+  const outcome = await revertEdits(tuning, undefined, write(ctx));
+  if (outcome.reverted.length === 0) ctx.detail('nothing to revert: no unconfirmed or pending edit in this half');
+  outcome.reverted.forEach((r, i) => ctx.detail(`reverted ${r.edit.oid.slice(0, 7)} with ${outcome.commits[i]!.slice(0, 7)} (${r.edit.status === 'pending' ? 'pending' : `unconfirmed by ${r.edit.settledBy}`}): ${r.files.join(', ') || 'no prose file'}`));
+  for (const k of outcome.kept) ctx.detail(`kept ${k.edit.oid.slice(0, 7)}: ${k.why}`);
+  return reload(tuning);
+}
+
+/**
+ * The edit step (SPEC 6, Editor): case-only cases to the difficult list, then
+ * the editor for whatever the findings show short (wrong cases, the judge's
+ * proposals, cost left to cut, memory saved twice or saving too little). An
+ * editor that changes nothing has nothing to offer: the half ends as at
+ * `maxRuns`. Without an editor, a person edits.
+ */
+async function editStep(tuning: Tuning, step: NextStep, ctx: StepContext): Promise<StepOutcome> {
+  const config = tuning.config!;
+  let run = tuning.state.runs.get(step.run!)!;
+  const judge = await judgeOf(tuning, run.name, false);
+  for (const id of caseOnlyCases(run.grade!.wrong, judge, notFixed(tuning))) tuning = await addDifficult(tuning, id, 'wrong', CASE_ONLY_NOTE, ctx);
+  run = tuning.state.runs.get(run.name)!;
+  const changesFile = changesPath(tuning, run.name);
+  if (!config.editor) {
+    return {
+      kind: 'stuck',
+      reason: `${run.name} is ${run.grade!.verdict} and no editor is configured: a person must edit the ${run.half === 'mem' ? 'memory-policy files' : 'prose'} and write ${changesFile}, then record the edit`,
+      command: 'git tune edit',
+    };
+  }
+
+  // An editor that finished before a kill left prose and changes.md behind: record them, do not edit twice.
+  const changes = await fs.readFile(path.join(tuning.repo.dir, changesFile), 'utf8').catch(() => null);
+  const editorDone = changes !== null && changes !== (await readText(tuning.repo, tuning.tip, changesFile))
+    && (await uncommittedProse(tuning.repo, tuning.tip, editableGlobs(tuning, run))).length > 0;
+  let undone: string[];
+  let changed: string[];
+  if (editorDone) {
+    undone = await undoOutsideHalf(tuning, run);
+    changed = await uncommittedProse(tuning.repo, tuning.tip, editableGlobs(tuning, run));
+  } else {
+    ctx.say(`editor: ${run.name} is ${run.grade!.verdict}${run.grade!.wrong.length ? ` (wrong: ${run.grade!.wrong.join(', ')})` : ''}`);
+    ({ changed, undone } = await runEditor(tuning, run, judge, ctx.env));
+  }
+  if (undone.length > 0) ctx.detail(`warning: the editor changed files it may not (${run.half === 'mem' ? 'a with-memory half edits memory-policy files only' : 'an edit changes prose only'}); put back: ${undone.join(', ')}`);
+  if (changed.length === 0) {
+    return endHalf(tuning, run.name, `the editor changed nothing after ${run.name} (${run.grade!.verdict})${undone.length ? ` but files it may not (${undone.join(', ')}), put back` : ''}`, ctx);
+  }
+  await noteChanges(tuning, run, undone);
+  command(ctx, ['edit']);
+  const outcome = await recordEdit(await reload(tuning), [], write(ctx));
+  for (const w of outcome.warnings) ctx.detail(`warning: this edit ${w}: it tunes to the test`);
+  ctx.detail(`edit of ${outcome.run} recorded (${outcome.commit.slice(0, 7)}): ${outcome.files.join(', ')}; aims ${outcome.aims.join(', ') || 'none'}`);
+  return { kind: 'done' };
+}
+
+/** changes.md says what the editor did: written by it, or a line for it when it wrote none; what was put back is added. */
+async function noteChanges(tuning: Tuning, run: RunState, undone: readonly string[]): Promise<void> {
+  const file = path.join(tuning.repo.dir, changesPath(tuning, run.name));
+  const committed = await readText(tuning.repo, tuning.tip, changesPath(tuning, run.name));
+  let text = await fs.readFile(file, 'utf8').catch(() => null);
+  if (text === null || !text.trim() || text === committed) {
+    text = `${committed ?? '# Changes\n'}\nThe editor (${tuning.config!.editor!.command?.join(' ') ?? tuning.config!.editor!.preset}) changed the prose after ${run.name} (${run.grade!.verdict}) and wrote no changes.md.\n`;
+  }
+  if (undone.length > 0) {
+    text = `${text.trimEnd()}\n\nPut back by git-tune: the editor also changed ${undone.join(', ')}, which ${run.half === 'mem' ? 'a with-memory half may not edit (memory-policy files only)' : 'is not prose of this tuning'}.\n`;
+  }
+  await fs.mkdir(path.dirname(file), { recursive: true });
+  await fs.writeFile(file, text);
+}
+
+/**
+ * What is still short in a run whose half ends without passing, with the
+ * matching reason (SPEC 3.6): wrong cases (`memory` when right without
+ * memory), and, with every answer right, the cases behind the shortfall: saved
+ * twice or not cheaper with memory (`memory`), more than 2x the median llm
+ * calls without memory (`costly`).
+ */
+async function shortOf(tuning: Tuning, run: RunState): Promise<Array<{ id: string; reason: DifficultReason; note: string }>> {
+  const { results } = await readRunResults(tuning, run.name);
+  const batch = batchNumbered(tuning.state, run.batch);
+  const passing = run.half === 'mem'
+    ? [...(batch?.runs ?? [])].reverse().find((r) => r.half === 'nomem' && r.grade?.verdict === 'PASSED') ?? null
+    : null;
+  const without = passing ? new Map((await readRunResults(tuning, passing.name)).results.map((r) => [r.id, r])) : new Map<string, CaseResult>();
+  const wrong = run.grade!.wrong;
+  const out: Array<{ id: string; reason: DifficultReason; note: string }> = [];
+  for (const id of wrong) {
+    const memory = passing !== null && !passing.grade!.wrong.includes(id);
+    out.push({ id, reason: memory ? 'memory' : 'wrong', note: memory ? `right without memory (${passing!.name}), wrong with it` : `still wrong after ${run.name}` });
+  }
+  if (wrong.length > 0) return out;
+  if (run.half === 'mem') {
+    const twice = results.filter((r) => r.memoryWrites.savedTwice > 0);
+    for (const r of twice) out.push({ id: r.id, reason: 'memory', note: `saved ${r.memoryWrites.savedTwice} fact(s) twice in ${run.name}` });
+    if (twice.length === 0) {
+      for (const r of results) {
+        const before = without.get(r.id);
+        if (before && r.tokens >= before.tokens) out.push({ id: r.id, reason: 'memory', note: `no cheaper with memory in ${run.name}: ${r.tokens} tokens, ${before.tokens} without (${passing!.name})` });
+      }
+    }
+  } else {
+    const calls = median(results.map((r) => r.llmCalls));
+    for (const r of results) if (calls > 0 && r.llmCalls > 2 * calls) out.push({ id: r.id, reason: 'costly', note: `${r.llmCalls} llm calls in ${run.name}, more than 2x the median (${calls})` });
+  }
+  return out;
+}
+
+/**
+ * The half ends without passing (SPEC 3.3 step 5; also when the editor has
+ * nothing to offer): its unconfirmed and pending edits reverted, what is
+ * still short put on the difficult list, and PASSED written.
+ */
+async function endHalf(tuning: Tuning, runName: string, why: string, ctx: StepContext): Promise<StepOutcome> {
+  ctx.say(`the half ends: ${why}`);
+  tuning = await revert(tuning, ctx);
+  const run = tuning.state.runs.get(runName)!;
+  const listed = notFixed(tuning);
+  for (const s of await shortOf(tuning, run)) {
+    if (!listed.has(s.id)) tuning = await addDifficult(tuning, s.id, s.reason, s.note, ctx);
+  }
+  // The findings say why the half ends here.
+  const file = path.join(tuning.repo.dir, findingsPath(tuning, runName));
+  const text = await fs.readFile(file, 'utf8').catch(() => null);
+  const note = 'The half ends here, as at maxRuns';
+  if (text !== null && !text.includes(note)) {
+    const lines = text.split('\n');
+    const at = lines.findIndex((l) => /^##\s+\S/.test(l) && !l.startsWith('###'));
+    lines.splice(at + 1, 0, '', `${note}: ${why}. Its unconfirmed and pending edits are reverted, and what is still short is on the difficult list.`);
+    await fs.writeFile(file, lines.join('\n'));
+  }
+  await record(tuning, runName, 'PASSED', ctx);
+  return { kind: 'done' };
+}

@@ -1,0 +1,91 @@
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import type { JudgeFile } from '../contracts/judge.js';
+import { mergeProposals } from '../core/findings.js';
+import type { RunState } from '../core/fold.js';
+import { matcher } from '../core/glob.js';
+import { usageError } from '../errors.js';
+import type { Env } from '../git/identity.js';
+import { resolveCommand } from '../run/presets/index.js';
+import { runProcess } from '../run/process.js';
+import { makeScratch, removeScratch } from '../run/scratch.js';
+import { changesPath } from './edit.js';
+import { findingsPath } from './grade.js';
+import { uncommittedProse } from './prose.js';
+import type { Tuning } from './tuning.js';
+import { undoOutside, worktreeBaseline } from './worktree-guard.js';
+
+/**
+ * The configured editor (docs/design.md, contracts: Editor), run once on a
+ * graded run in the repository root: it edits prose in place and writes the
+ * run's changes.md. It may change only the prose of its half (the prose and
+ * memory-policy globs; in a with-memory half the memory-policy globs alone)
+ * and that changes.md: anything else it changed is put back and named.
+ */
+export interface EditorOutcome {
+  /** Prose files that differ from the tip now (what `git tune edit` records). */
+  changed: string[];
+  /** Files the editor changed and may not, put back as they were. */
+  undone: string[];
+  proposals: number;
+}
+
+/** The globs an edit after `run` may change (SPEC 3.3: only memory-policy files in the with-memory half). */
+export const editableGlobs = (tuning: Tuning, run: RunState) =>
+  run.half === 'mem' ? tuning.config!.memoryPolicy : [...tuning.config!.prose, ...tuning.config!.memoryPolicy];
+
+export async function runEditor(tuning: Tuning, run: RunState, judge: JudgeFile, env: Env): Promise<EditorOutcome> {
+  const config = tuning.config!;
+  const editor = config.editor!;
+  const root = tuning.repo.dir;
+  // Every case's proposals count: a with-memory run can be all right and still save twice.
+  const proposals = mergeProposals(judge, run.cases)
+    .map((p) => ({ file: p.file, change: p.change, why: p.why.join('; '), expect: p.expect.join('; '), cases: p.cases }));
+  const changesFile = changesPath(tuning, run.name);
+  const mayChange = matcher(editableGlobs(tuning, run));
+  const baseline = await worktreeBaseline(root, env);
+  const scratch = await makeScratch('editor');
+  try {
+    const proposalsFile = path.join(scratch, 'proposals.json');
+    await fs.writeFile(proposalsFile, JSON.stringify(proposals, null, 2));
+    const command = resolveCommand(editor);
+    const outcome = await runProcess({
+      command: command.command, shell: command.shell, cwd: root,
+      env: {
+        ...env, ...editor.env, ...command.env, TUNE_ROOT: root,
+        TUNE_FINDINGS: path.join(root, findingsPath(tuning, run.name)),
+        TUNE_PROPOSALS: proposalsFile,
+        TUNE_CHANGES: path.join(root, changesFile),
+        TUNE_HALF: run.half ?? 'nomem',
+        TUNE_RUN: run.name,
+      },
+      timeoutMs: editor.timeoutSec * 1000,
+      stdoutFile: path.join(scratch, 'stdout'), stderrFile: path.join(scratch, 'stderr'),
+    });
+    if (outcome.exitCode !== 0) {
+      // A failed editor leaves nothing behind: what it changed is put back.
+      const undone = await undoOutside(root, env, baseline, () => false);
+      const err = (await fs.readFile(path.join(scratch, 'stderr'), 'utf8').catch(() => '')).trim().split('\n').slice(-3).join(' / ');
+      throw usageError('editor-failed', `the editor failed on ${run.name} (exit ${outcome.exitCode ?? outcome.signal ?? outcome.spawnError}${outcome.timedOut ? ', timed out' : ''})${err ? `: ${err}` : ''}${undone.length ? `; put back what it changed: ${undone.join(', ')}` : ''}`,
+        `fix the editor (${editor.command?.join(' ') ?? editor.preset}), then: git tune auto`);
+    }
+  } finally {
+    await removeScratch(scratch);
+  }
+  const undone = await undoOutside(root, env, baseline, (file) => file === changesFile || mayChange(file));
+  const changed = await uncommittedProse(tuning.repo, tuning.tip, editableGlobs(tuning, run));
+  return { changed, undone, proposals: proposals.length };
+}
+
+/**
+ * After a kill between the editor and its edit commit: prose of the tuning
+ * the half may not change is put back from the tip (the editor's baseline is
+ * gone with the killed process).
+ */
+export async function undoOutsideHalf(tuning: Tuning, run: RunState): Promise<string[]> {
+  const config = tuning.config!;
+  const mayChange = matcher(editableGlobs(tuning, run));
+  const dirty = (await uncommittedProse(tuning.repo, tuning.tip, [...config.prose, ...config.memoryPolicy])).filter((f) => !mayChange(f));
+  if (dirty.length > 0) await tuning.repo.checkoutPaths(tuning.tip, dirty);
+  return dirty;
+}
