@@ -17,7 +17,7 @@ import { planNextBatch, writePlan } from './batch.js';
 import type { WriteContext } from './commit.js';
 import { setConfig } from './config-set.js';
 import { recordDifficult } from './difficult.js';
-import { changesPath, recordEdit } from './edit.js';
+import { changesPath, parseAims, recordEdit } from './edit.js';
 import { editableGlobs, runEditor, undoOutsideHalf } from './editor.js';
 import { findingsPath, judgePath, recordGrade, writeDraft, type GradeOutcome } from './grade.js';
 import { buildCandidate, makeCheckpoint, type MemoryOutcome } from './memory.js';
@@ -335,6 +335,14 @@ async function noteChanges(tuning: Tuning, run: RunState, undone: readonly strin
   if (text === null || !text.trim() || text === committed) {
     text = `${committed ?? '# Changes\n'}\nThe editor (${tuning.config!.editor!.command?.join(' ') ?? tuning.config!.editor!.preset}) changed the prose after ${run.name} (${run.grade!.verdict}) and wrote no changes.md.\n`;
   }
+  // Without an `Aims:` line an edit aims at every wrong case, listed ones too; auto says what it asked the editor for:
+  // the wrong cases not on the difficult list, or, with none, the whole run (memory saved twice, too little saving, cost).
+  const fresh = committed !== null && text.startsWith(committed) ? text.slice(committed.length) : text;
+  if (parseAims(fresh) === null) {
+    const listed = notFixed(tuning);
+    const open = run.grade!.wrong.filter((id) => !listed.has(id));
+    text = `${text.trimEnd()}\n\nAims: ${(open.length > 0 ? open : run.cases).join(', ')}\n`;
+  }
   if (undone.length > 0) {
     text = `${text.trimEnd()}\n\nPut back by git-tune: the editor also changed ${undone.join(', ')}, which ${run.half === 'mem' ? 'a with-memory half may not edit (memory-policy files only)' : 'is not prose of this tuning'}.\n`;
   }
@@ -356,27 +364,29 @@ async function shortOf(tuning: Tuning, run: RunState): Promise<Array<{ id: strin
     ? [...(batch?.runs ?? [])].reverse().find((r) => r.half === 'nomem' && r.grade?.verdict === 'PASSED') ?? null
     : null;
   const without = passing ? new Map((await readRunResults(tuning, passing.name)).results.map((r) => [r.id, r])) : new Map<string, CaseResult>();
-  const wrong = run.grade!.wrong;
   const out: Array<{ id: string; reason: DifficultReason; note: string }> = [];
-  for (const id of wrong) {
+  for (const id of run.grade!.wrong) {
     const memory = passing !== null && !passing.grade!.wrong.includes(id);
     out.push({ id, reason: memory ? 'memory' : 'wrong', note: memory ? `right without memory (${passing!.name}), wrong with it` : `still wrong after ${run.name}` });
   }
-  if (wrong.length > 0) return out;
+  const sum = (rs: Iterable<CaseResult>) => [...rs].reduce((n, r) => n + r.tokens, 0);
   if (run.half === 'mem') {
-    const twice = results.filter((r) => r.memoryWrites.savedTwice > 0);
-    for (const r of twice) out.push({ id: r.id, reason: 'memory', note: `saved ${r.memoryWrites.savedTwice} fact(s) twice in ${run.name}` });
-    if (twice.length === 0) {
+    for (const r of results) {
+      if (r.memoryWrites.savedTwice > 0) out.push({ id: r.id, reason: 'memory', note: `saved ${r.memoryWrites.savedTwice} fact(s) twice in ${run.name}` });
+    }
+    // Saving too little (SPEC 3.4: not above the passing no-memory run's tokens, 10% noise allowed): the cases no cheaper with memory.
+    if (passing && sum(results) > sum(without.values()) * 1.1) {
       for (const r of results) {
         const before = without.get(r.id);
-        if (before && r.tokens >= before.tokens) out.push({ id: r.id, reason: 'memory', note: `no cheaper with memory in ${run.name}: ${r.tokens} tokens, ${before.tokens} without (${passing!.name})` });
+        if (before && r.tokens >= before.tokens) out.push({ id: r.id, reason: 'memory', note: `no cheaper with memory in ${run.name}: ${r.tokens} tokens, ${before.tokens} without (${passing.name})` });
       }
     }
   } else {
     const calls = median(results.map((r) => r.llmCalls));
     for (const r of results) if (calls > 0 && r.llmCalls > 2 * calls) out.push({ id: r.id, reason: 'costly', note: `${r.llmCalls} llm calls in ${run.name}, more than 2x the median (${calls})` });
   }
-  return out;
+  // One entry a case, the worst reason first (the order the list sorts by).
+  return out.filter((s, i) => out.findIndex((o) => o.id === s.id) === i);
 }
 
 /**

@@ -99,7 +99,10 @@ export async function draftFor(tuning: Tuning, run: RunState, env: Env, rejudge 
     previous: await gradedResults(tuning, previous),
     passingNomem: passingResults ? { ...passingResults, tokens: passing!.tokens } : null,
     recheck: batch?.plan.recheck ?? [],
-    difficult: { onList: view.filter((e) => e.status !== 'fixed').map((e) => e.id), open: view.filter((e) => e.status === 'open').map((e) => e.id) },
+    difficult: {
+      onList: view.filter((e) => e.status !== 'fixed').map((e) => e.id), open: view.filter((e) => e.status === 'open').map((e) => e.id),
+      memory: view.filter((e) => e.status !== 'fixed' && e.reason === 'memory').map((e) => e.id),
+    },
     aimedSince,
     ...(run.half === null ? { final: { stuck: stuckEntries(view).map((e) => e.id), rightInBatch: rightInBatch(state) } } : {}),
   });

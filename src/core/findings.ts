@@ -75,8 +75,8 @@ export interface DraftInput {
   /** For a with-memory run: the passing no-memory run of the batch. */
   passingNomem: { name: string; tokens: number; results: readonly CaseResult[]; wrong: readonly string[] } | null;
   recheck: readonly string[];
-  /** Ids on the difficult list and not fixed (open or stuck), and which of them are open. */
-  difficult: { onList: readonly string[]; open: readonly string[] };
+  /** Ids on the difficult list and not fixed (open or stuck), which of them are open, and which are there for memory. */
+  difficult: { onList: readonly string[]; open: readonly string[]; memory?: readonly string[] };
   /** Case ids some edit made since the previous run aimed at. */
   aimedSince: readonly string[];
   /** Final check only: stuck ids, and whether each case was right in its own batch. */
@@ -163,8 +163,10 @@ export function draftFindings(input: DraftInput): Draft {
   }
   if (verdict === 'PASSED' && run.half === 'nomem') for (const id of costly) propose(id, 'costly', `more than 2× the run's median llm calls (${medianCalls})`);
   // Any case on the list, stuck ones too, that a PASSED run got right is proposed fixed (SPEC 3.6).
+  // A case listed for memory is fixed by a with-memory run only: right without memory says nothing of its memory.
+  const forMemory = new Set(input.difficult.memory ?? []);
   const fixes: Draft['difficult'] = verdict === 'PASSED'
-    ? input.difficult.onList.filter((id) => verdicts.get(id) === 'right' && !costly.includes(id)).map((id) => ({ op: 'fix' as const, id, note: 'right and not costly in a PASSED run' }))
+    ? input.difficult.onList.filter((id) => verdicts.get(id) === 'right' && !costly.includes(id) && (run.half === 'mem' || !forMemory.has(id))).map((id) => ({ op: 'fix' as const, id, note: 'right and not costly in a PASSED run' }))
     : [];
   difficult.push(...fixes);
 
