@@ -201,7 +201,7 @@ export function draftFindings(input: DraftInput): Draft {
   });
   if (why.length) md.push('', ...why);
   const undone = results.filter((r) => undoneBy(input.judge[r.id]).length > 0)
-    .map((r) => `- ${r.id}: the judge changed ${undoneBy(input.judge[r.id]).join(', ')} in the repository; undone (a judge may change nothing there)`);
+    .map((r) => `- ${r.id}: while its judge ran, a judge changed ${undoneBy(input.judge[r.id]).join(', ')} in the repository; put back (a judge may change nothing there)`);
   if (undone.length) md.push('', ...undone);
 
   if (input.previous) {

@@ -203,6 +203,41 @@ describe('draftFindings', () => {
     expect(draftFindings(input()).markdown).toMatch(/## Proposals\n\nnone\n$/);
   });
 
+  it('a case whose judge failed is VOID for the judge: the run is graded on the rest, and the findings say so', () => {
+    const ok = { right: true, rubric: {}, evidence: {}, summary: '', caseOnly: false, proposals: [] };
+    const failed = { error: 'the judge failed (exit 1): HTTP 429 Too Many Requests (4 tries)', tries: 4 };
+    const d = draftFindings(input({ results: [result('a'), result('b', { right: null, checks: [] })], judge: { a: ok, b: failed } }));
+    expect(d.verdicts.get('b')).toBe('VOID');
+    expect(d.verdict).toBe('PASSED');
+    expect(d.markdown).toMatch(/^\| b \| VOID \| – \| error \|/m);
+    expect(d.markdown).toContain('- b: judge: the judge failed (exit 1): HTTP 429 Too Many Requests (4 tries); VOID for the judge: the run is graded on the rest');
+    expect(parseFindings(d.markdown, ['a', 'b']).cases.get('b')).toBe('VOID');
+    // Not counted as turned right when it was wrong before.
+    const after = draftFindings(input({
+      run: run2, results: [wrong('a'), result('b', { right: null, checks: [] })], judge: { a: { ...ok, right: false }, b: failed },
+      previous: { name: 'batch01-nomem-run1', results: [wrong('a'), wrong('b')], wrong: ['a', 'b'] },
+    }));
+    expect(after.verdict).toBe('NO CHANGE');
+    expect(section(after.markdown, '### Compared with batch01-nomem-run1')).toMatch(/^- turned right: none\n- turned wrong: none/);
+    // A run the judge could grade no case of says nothing; so does a final check with a case it could not grade.
+    expect(draftFindings(input({ results: [result('a', { right: null, checks: [] })], judge: { a: failed } })).verdict).toBe('VOID');
+    expect(draftFindings(input({ run: { name: 'final-check', batch: 0, half: null, number: 1 }, results: [result('a'), result('b')], judge: { a: ok, b: failed },
+      final: { stuck: [], rightInBatch: new Map() } })).verdict).toBe('VOID');
+    // What a judge changed in the repository, put back, is named.
+    const touched = draftFindings(input({ results: [result('a')], judge: { a: { ...ok, undone: ['agents/prompt.md'] } } }));
+    expect(touched.markdown).toContain('- a: while its judge ran, a judge changed agents/prompt.md in the repository; put back (a judge may change nothing there)');
+  });
+
+  it('a case listed for memory is proposed fixed by a with-memory PASSED only', () => {
+    const listed = { onList: ['a', 'b'], open: ['a', 'b'], memory: ['a'] };
+    const nomem = draftFindings(input({ difficult: listed }));
+    expect(nomem.verdict).toBe('PASSED');
+    expect(nomem.difficult.map((x) => `${x.op} ${x.id}`)).toEqual(['fix b']);
+    const mem = draftFindings(input({ run: mem1, difficult: listed, passingNomem: { name: 'batch01-nomem-run1', tokens: 2000, results: [], wrong: [] } }));
+    expect(mem.verdict).toBe('PASSED');
+    expect(mem.difficult.map((x) => `${x.op} ${x.id}`)).toEqual(['fix a', 'fix b']);
+  });
+
   it('the final check: VERIFIED when every case not stuck is right and none regressed from its batch; no review, no difficult lines', () => {
     const final = (results: CaseResult[], stuck: string[], rightInBatch: Array<[string, boolean]>) =>
       draftFindings(input({ run: { name: 'final-check', batch: 0, half: null, number: 1 }, results, final: { stuck, rightInBatch: new Map(rightInBatch) } }));

@@ -1,0 +1,125 @@
+import { existsSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { performStep, type StepContext } from '../../src/app/auto-step.js';
+import { nextFor } from '../../src/app/decide.js';
+import { openTuning } from '../../src/app/tuning.js';
+import type { CaseEvent } from '../../src/run/progress.js';
+import { TempRepo } from '../helpers/repo.js';
+import { plainCase, plannedRepo, stepsBetween, tuneOk } from '../reliability/helpers.js';
+
+/**
+ * The steps of `git tune auto`, in-process on real repositories: each
+ * returns a typed outcome (done, stuck with its reason and command, void,
+ * sandbox-down, budget, interrupted, error with its exit code), and carries
+ * its own listener and stop check (two tunings stepped at once do not see
+ * each other's cases).
+ */
+const repos: TempRepo[] = [];
+afterAll(() => repos.forEach((r) => r.cleanup()));
+
+async function planned(cases: Array<Record<string, unknown>>, config: Array<[string, string]> = []): Promise<TempRepo> {
+  const repo = await plannedRepo(cases, { config });
+  repos.push(repo);
+  return repo;
+}
+
+function context(repo: TempRepo, over: Partial<StepContext> = {}): StepContext & { lines: string[]; events: CaseEvent[] } {
+  const lines: string[] = [];
+  const events: CaseEvent[] = [];
+  return {
+    env: { ...process.env, ...repo.env }, clock: () => new Date(), say: (l) => lines.push(l), detail: (t) => lines.push(t),
+    interrupted: { value: false }, stop: () => false, onCase: (e) => events.push(e), ...over, lines, events,
+  };
+}
+
+/** Does the step `next` says now. */
+async function step(repo: TempRepo, ctx: StepContext) {
+  const tuning = await openTuning(repo.dir);
+  const next = nextFor(tuning);
+  return { next, outcome: await performStep(tuning, next, ctx) };
+}
+
+const wrongCase = (id: string) => plainCase(id, { checks: [{ type: 'contains', value: 'never said' }] });
+
+describe.concurrent('auto steps: typed outcomes', () => {
+  it('run and grade are done, said as the commands a person would type; two tunings stepped at once keep their own cases', async () => {
+    const [a, b] = await Promise.all([planned([plainCase('a1'), plainCase('a2')]), planned([plainCase('b1')])]);
+    const [ca, cb] = [context(a), context(b)];
+    const [ra, rb] = await Promise.all([step(a, ca), step(b, cb)]);
+    expect([ra.next.kind, ra.outcome, rb.outcome]).toEqual(['run', { kind: 'done' }, { kind: 'done' }]);
+    expect(ca.events.filter((e) => e.kind === 'finished').map((e) => (e as { result: { id: string } }).result.id).sort()).toEqual(['a1', 'a2']);
+    expect(cb.events.filter((e) => e.kind === 'finished').map((e) => (e as { result: { id: string } }).result.id)).toEqual(['b1']);
+    expect(ca.lines[0]).toBe('$ git tune run');
+    expect(ca.lines.at(-1)).toMatch(/^batch01-nomem-run1: finished\n {2}2 right, 0 wrong/);
+    const grade = await step(a, ca);
+    expect([grade.next.kind, grade.outcome]).toEqual(['grade', { kind: 'done' }]);
+    expect(ca.lines.slice(-4)).toEqual([
+      '$ git tune grade --draft --force', 'wrote .tune/desk/runs/batch01-nomem-run1/findings.md: proposed verdict PASSED',
+      '$ git tune grade', 'batch01-nomem-run1: PASSED',
+    ]);
+  }, 60_000);
+
+  it('a VOID run, a downed sandbox, a spent budget, a stop request: each its own outcome', async () => {
+    const [oom, down, budget, stopped] = await Promise.all([
+      planned([plainCase('v1', { input: { simulate: 'oom' } }), plainCase('v2')]),
+      planned([plainCase('s1', { input: { simulate: 'sandbox-down' } })]),
+      planned([plainCase('m1'), plainCase('m2'), plainCase('m3')], [['concurrency', '1'], ['budget.maxTokens', '150']]),
+      planned([plainCase('x1')]),
+    ]);
+    expect((await step(oom, context(oom))).outcome).toEqual({ kind: 'void', run: 'batch01-nomem-run1', reason: expect.stringMatching(/^1 case void \(v1: /) });
+    expect((await step(down, context(down))).outcome)
+      .toEqual({ kind: 'sandbox-down', run: 'batch01-nomem-run1', reason: 'batch01-nomem-run1 did not finish: sandbox down: the sandbox VM is gone' });
+    expect((await step(budget, context(budget))).outcome).toEqual({ kind: 'budget', reason: 'batch01-nomem-run1 did not finish: budget spent: 240 of 150 tokens' });
+    // Budget spent before the run starts: the run's own refusal, typed the same.
+    expect((await step(budget, context(budget))).outcome).toMatchObject({ kind: 'budget', reason: expect.stringMatching(/cannot start: budget spent/) });
+    const ctx = context(stopped, { stop: () => true });
+    expect((await step(stopped, ctx)).outcome).toEqual({ kind: 'interrupted', run: 'batch01-nomem-run1' });
+    expect(ctx.events).toEqual([]);
+  }, 60_000);
+
+  it('a step the history does not allow is an error with its exit code; no editor is a person\'s step, with the command', async () => {
+    const repo = await planned([plainCase('e1'), wrongCase('e2')]);
+    const ctx = context(repo);
+    await step(repo, ctx); // run
+    const tuning = await openTuning(repo.dir);
+    const again = await performStep(tuning, { ...nextFor(tuning), kind: 'run', run: 'batch01-nomem-run1' }, ctx);
+    expect(again).toMatchObject({ kind: 'error', exitCode: 3, message: expect.stringMatching(/^no run is due: grade batch01-nomem-run1/) });
+    expect((await step(repo, ctx)).outcome).toEqual({ kind: 'done' }); // grade: NO CHANGE
+    const edit = await step(repo, ctx);
+    expect(edit.next.kind).toBe('edit');
+    expect(edit.outcome).toEqual({
+      kind: 'stuck', command: 'git tune edit',
+      reason: 'batch01-nomem-run1 is NO CHANGE and no editor is configured: a person must edit the prose and write .tune/desk/runs/batch01-nomem-run1/changes.md, then record the edit',
+    });
+  }, 60_000);
+
+  it('an editor that changes nothing ends the half as at maxRuns; one that also writes outside the prose has that put back', async () => {
+    const [idle, over] = await Promise.all([planned([plainCase('i1'), wrongCase('i2')]), planned([plainCase('o1'), wrongCase('o2')])]);
+    await tuneOk(idle, ['config', 'set', 'editor.command', 'node -e 0']);
+    await tuneOk(over, ['config', 'set', 'editor.command', ['node', '-e',
+      "const fs=require('fs');fs.appendFileSync('agents/prompt.md','Be brief.\\n');fs.writeFileSync('README.md','mine');fs.writeFileSync(process.env.TUNE_CHANGES,'# Changes\\n\\nBe brief.\\n')"].map((a) => JSON.stringify(a)).join(' ')]);
+    for (const repo of [idle, over]) {
+      const ctx = context(repo);
+      await step(repo, ctx);
+      await step(repo, ctx);
+    }
+    const before = idle.git('rev-parse', 'tune/desk').trim();
+    const ended = await step(idle, context(idle));
+    expect([ended.next.kind, ended.outcome]).toEqual(['edit', { kind: 'done' }]);
+    expect(stepsBetween(idle, before, 'tune/desk').map((s) => s.split('\n')[0])).toEqual([
+      'tune(desk): difficult add i2 (wrong)',
+      'tune(desk): grade batch01-nomem-run1 PASSED (was NO CHANGE): 1/2 right',
+    ]);
+    expect(idle.git('show', 'tune/desk:.tune/desk/runs/batch01-nomem-run1/findings.md'))
+      .toMatch(/^The half ends here, as at maxRuns: the editor changed nothing after batch01-nomem-run1 \(NO CHANGE\)\./m);
+
+    const ctx = context(over);
+    expect((await step(over, ctx)).outcome).toEqual({ kind: 'done' });
+    expect(ctx.lines).toContain('warning: the editor changed files it may not (an edit changes prose only); put back: README.md');
+    expect(existsSync(over.path('README.md'))).toBe(false);
+    expect(over.git('status', '--porcelain')).toBe('?? cases.yaml\n'); // the dataset file, imported, never committed
+    const changes = over.git('show', 'tune/desk:.tune/desk/runs/batch01-nomem-run1/changes.md');
+    expect(changes).toBe('# Changes\n\nBe brief.\n\nAims: o2\n\nPut back by git-tune: the editor also changed README.md, which is not prose of this tuning.\n');
+    expect(over.git('show', '--stat', '--format=%s', 'tune/desk')).toMatch(/^tune\(desk\): edit after batch01-nomem-run1: agents\/prompt\.md\n/);
+  }, 60_000);
+});
