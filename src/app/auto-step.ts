@@ -6,7 +6,6 @@ import type { CaseResult } from '../contracts/result.js';
 import { viewDifficult } from '../core/difficult.js';
 import { isJudgeOutput } from '../core/findings.js';
 import { batchNumbered, type RunState } from '../core/fold.js';
-import { FINAL_RUN } from '../core/names.js';
 import { VOID_FLOOR, type NextStep } from '../core/next.js';
 import { median } from '../core/report.js';
 import { passedRuleBreaks, type RuleBreak } from '../core/rules.js';
@@ -95,8 +94,10 @@ async function dispatch(tuning: Tuning, step: NextStep, ctx: StepContext): Promi
       ctx.detail(`batch ${plan.batch}: ${plan.new.length} ${plan.kind} + ${plan.recheck.length} recheck\n  why: ${plan.why}`);
       return { kind: 'done' };
     }
-    case 'run': case 'resume': case 'confirm': case 'mem-run': case 'final':
-      return runStep(tuning, step.run === FINAL_RUN || step.kind === 'final', undefined, ctx);
+    case 'run': case 'resume': case 'confirm': case 'mem-run':
+      return runStep(tuning, isFinalStep(tuning, step), undefined, ctx);
+    case 'final':
+      return finalStep(tuning, ctx);
     case 'void-rerun':
       return voidRerun(tuning, step, ctx);
     case 'grade':
@@ -133,6 +134,25 @@ function runLine(outcome: RunOutcome): string {
   const count = (f: (x: CaseResult) => boolean) => r.filter(f).length;
   const head = outcome.finished ? `${outcome.run}: ${outcome.void ? `VOID (${outcome.void})` : 'finished'}` : `${outcome.run}: stopped (${outcome.stopped}) after ${r.length} cases`;
   return `${head}\n  ${count((x) => x.right === true)} right, ${count((x) => x.right === false)} wrong, ${count((x) => x.right === null && x.status !== 'void')} for the judge, ${count((x) => x.status === 'void')} void; ${r.reduce((s, x) => s + x.tokens, 0)} tokens`;
+}
+
+/** A step of the final check (its first run, a re-run, a resume, its grade): the run it names has no half. */
+export const isFinalStep = (tuning: Tuning, step: NextStep) =>
+  step.kind === 'final' || (step.run !== null && tuning.state.runs.get(step.run)?.half === null);
+
+/**
+ * The final check. At `done` no edit is unconfirmed: one that no run will
+ * confirm (made after the last batch's last grade) is reverted first, as the
+ * command `next` gives does.
+ */
+async function finalStep(tuning: Tuning, ctx: StepContext): Promise<StepOutcome> {
+  for (const edit of tuning.state.edits.filter((e) => e.status === 'unconfirmed')) {
+    command(ctx, ['revert', edit.oid.slice(0, 7)]);
+    const outcome = await revertEdits(tuning, edit.oid, write(ctx));
+    ctx.detail(`reverted ${edit.oid.slice(0, 7)} with ${outcome.commits[0]!.slice(0, 7)}: ${outcome.reverted[0]?.files.join(', ') || 'no prose file'}`);
+    tuning = await reload(tuning);
+  }
+  return runStep(tuning, true, undefined, ctx);
 }
 
 async function runStep(tuning: Tuning, final: boolean, concurrency: number | undefined, ctx: StepContext): Promise<StepOutcome> {
@@ -213,7 +233,7 @@ async function record(tuning: Tuning, run: string | undefined, verdict: string |
  * knows how (a revert, a difficult entry), or a person is asked.
  */
 async function gradeStep(tuning: Tuning, step: NextStep, ctx: StepContext): Promise<StepOutcome> {
-  if (step.run === FINAL_RUN) {
+  if (isFinalStep(tuning, step)) {
     await record(tuning, undefined, undefined, ctx);
     return { kind: 'done' };
   }
@@ -249,8 +269,11 @@ async function gradeStep(tuning: Tuning, step: NextStep, ctx: StepContext): Prom
  * tool's to make: unconfirmed and pending edits reverted, wrong cases put on
  * the difficult list; then PASSED recorded. Any other rule needs a person.
  */
+/** Rules a revert of the half's unconfirmed and pending edits makes right: at `maxRuns` (b), and before it (b'). */
+const REVERTS = new Set<string>(['unreverted', 'unsettled']);
+
 async function resolveRefusal(tuning: Tuning, run: RunState, breaks: readonly RuleBreak[], wrong: readonly string[], ctx: StepContext): Promise<StepOutcome> {
-  const person = breaks.filter((b) => b.rule !== 'unreverted' && b.rule !== 'wrong-not-difficult');
+  const person = breaks.filter((b) => !REVERTS.has(b.rule) && b.rule !== 'wrong-not-difficult');
   if (person.length > 0) {
     return {
       kind: 'stuck',
@@ -258,7 +281,7 @@ async function resolveRefusal(tuning: Tuning, run: RunState, breaks: readonly Ru
       command: `${breaks.map((b) => b.fix).join(' && ')} && git tune grade --verdict PASSED --run ${run.name}`,
     };
   }
-  if (breaks.some((b) => b.rule === 'unreverted')) tuning = await revert(tuning, ctx);
+  if (breaks.some((b) => REVERTS.has(b.rule))) tuning = await revert(tuning, ctx);
   const listed = notFixed(tuning);
   for (const id of wrong) if (!listed.has(id)) tuning = await addDifficult(tuning, id, 'wrong', `still wrong when ${run.name} passed`, ctx);
   await record(tuning, run.name, 'PASSED', ctx);

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { missingConfig } from '../contracts/config.js';
 import { compareIds } from '../core/difficult.js';
 import { batchNumbered, isVoidRun, type RunState } from '../core/fold.js';
-import { branchName, branchRef, FINAL_RUN, tuningDir } from '../core/names.js';
+import { branchName, branchRef, tuningDir } from '../core/names.js';
 import type { NextStep } from '../core/next.js';
 import { usageError } from '../errors.js';
 import type { Env } from '../git/identity.js';
@@ -11,7 +11,7 @@ import { runGit } from '../git/native.js';
 import { openRepo } from '../git/open.js';
 import type { GitRepo } from '../git/types.js';
 import type { CaseEvent } from '../run/progress.js';
-import { performStep, type StepContext, type StepOutcome } from './auto-step.js';
+import { isFinalStep, performStep, type StepContext, type StepOutcome } from './auto-step.js';
 import { CONFIG_FILE } from './config-file.js';
 import { nextFor } from './decide.js';
 import type { Usage } from './live.js';
@@ -90,7 +90,7 @@ export function ceilingSpent(session: AutoSession): string | null {
 
 /** VOID runs at the end of the step's batch and half. */
 function voidsInARow(tuning: Tuning, step: NextStep): RunState[] {
-  const runs = step.run === FINAL_RUN
+  const runs = isFinalStep(tuning, step)
     ? tuning.state.final
     : (step.batch === null ? [] : batchNumbered(tuning.state, step.batch)?.runs ?? []).filter((r) => r.half === step.half);
   const out: RunState[] = [];
@@ -165,7 +165,7 @@ export async function autoTuning(cwd: string, opts: AutoOptions, name?: string):
       const voids = voidsInARow(tuning, step);
       if (voids.length >= 3) {
         const last = voids[voids.length - 1]!;
-        const where = step.run === FINAL_RUN ? 'the final check' : `batch ${step.batch} ${step.half}`;
+        const where = isFinalStep(tuning, step) ? 'the final check' : `batch ${step.batch} ${step.half}`;
         return finish('stuck', `three VOID runs in a row of ${where} (${voids.map((r) => `${r.name} at concurrency ${r.concurrency}`).join(', ')}): ${last.void ?? 'graded VOID'}`, 3);
       }
     }
