@@ -4,7 +4,7 @@ import { judgeFileSchema, type JudgeFile } from '../contracts/judge.js';
 import type { DifficultReason } from '../contracts/files.js';
 import type { CaseResult } from '../contracts/result.js';
 import { viewDifficult } from '../core/difficult.js';
-import { isJudgeOutput } from '../core/findings.js';
+import { isJudgeOutput, mergeProposals } from '../core/findings.js';
 import { batchNumbered, type RunState } from '../core/fold.js';
 import { VOID_FLOOR, type NextStep } from '../core/next.js';
 import { median } from '../core/report.js';
@@ -335,7 +335,8 @@ async function editStep(tuning: Tuning, step: NextStep, ctx: StepContext): Promi
     undone = await undoOutsideHalf(tuning, run);
     changed = await uncommittedProse(tuning.repo, tuning.tip, editableGlobs(tuning, run));
   } else {
-    ctx.say(`editor: ${run.name} is ${run.grade!.verdict}${run.grade!.wrong.length ? ` (wrong: ${run.grade!.wrong.join(', ')})` : ''}`);
+    const proposals = mergeProposals(judge, run.cases).length;
+    ctx.say(`editor: ${proposals} proposal${proposals === 1 ? '' : 's'} for ${run.name} (${run.grade!.verdict}${run.grade!.wrong.length ? `; wrong: ${run.grade!.wrong.join(', ')}` : ''})`);
     ({ changed, undone } = await runEditor(tuning, run, judge, ctx.env));
   }
   if (undone.length > 0) ctx.detail(`warning: the editor changed files it may not (${run.half === 'mem' ? 'a with-memory half edits memory-policy files only' : 'an edit changes prose only'}); put back: ${undone.join(', ')}`);
