@@ -45,7 +45,8 @@ export async function judgeRun(
   const byId = new Map(results.map((r) => [r.id, r]));
   const command = resolveCommand(judge);
   const sleep = opts.sleep ?? realSleep;
-  const baseline = await worktreeBaseline(root, opts.env);
+  // Not a work tree native git can read (or git is busy): the judges run unguarded rather than not at all.
+  const baseline = await worktreeBaseline(root, opts.env).catch(() => null);
   try {
     await runPool(cases.filter((c) => byId.get(c.id)?.status !== 'void'), opts.concurrency, async (item) => {
       const dir = path.join(scratch, item.id);
@@ -78,7 +79,7 @@ export async function judgeRun(
         if (next.afterMs > 0) await sleep(next.afterMs);
       }
       const last = attempts[attempts.length - 1]!;
-      const undone = await undoOutside(root, opts.env, baseline, () => false);
+      const undone = baseline ? await undoOutside(root, opts.env, baseline, () => false).catch(() => []) : [];
       const tries = attempts.length;
       out[item.id] = last.kind === 'ok'
         ? { ...last.output, ...(undone.length ? { undone } : {}) }
