@@ -100,11 +100,12 @@ describe.concurrent('git tune auto on a help desk that is not the example', () =
     expect(result.code, result.stderr.slice(-3000)).toBe(0);
     expect(result.stdout).toMatch(/^desk: done: the final check is VERIFIED: the tuning is done \(\d+ steps/);
     expect(result.stderr).not.toMatch(/^error:/m);
+    expect(result.stderr).not.toContain('it tunes to the test'); // rule lines name topics, never case ids
     const steps = history(repo);
 
     // legal-advice escalates whatever the prose says: the edit aimed at it alone is reverted by a commit of its own,
     // after the run that did not confirm it, before that run's grade; native git shows the revert taking its line out.
-    const edit = steps.find((s) => s.step === 'edit' && s.aims === 'legal-advice')!;
+    const edit = steps.find((s) => s.step === 'edit' && s.aims === 'acct-legal-advice')!;
     expect(edit, steps.map((s) => `${s.step} ${s.run} ${s.aims}`).join('\n')).toBeDefined();
     const revert = steps.find((s) => s.step === 'revert')!;
     expect(revert.subject).toBe(`Revert "${repo.git('show', '-s', '--format=%s', edit.oid).trim()}"`);
@@ -133,14 +134,14 @@ describe.concurrent('git tune auto on a help desk that is not the example', () =
 
     // The shortfall it cannot fix (session-log saves its fact every time): the editor changes nothing, the half
     // ends as at maxRuns: the case listed for memory, then PASSED over the CORRECT grade.
-    const add = steps.find((s) => s.step === 'difficult' && s.subject.includes('session-log'))!;
-    expect(add.subject).toBe('tune(desk): difficult add session-log (memory)');
+    const add = steps.find((s) => s.step === 'difficult' && s.subject.includes('bill-session-log'))!;
+    expect(add.subject).toBe('tune(desk): difficult add bill-session-log (memory)');
     expect(steps[steps.indexOf(add) - 1]).toMatchObject({ step: 'grade', verdict: 'CORRECT' });
     expect(steps[steps.indexOf(add) + 1]).toMatchObject({ step: 'grade', run: steps[steps.indexOf(add) - 1]!.run, verdict: 'PASSED' });
     expect(at(repo, `.tune/desk/runs/${steps[steps.indexOf(add) + 1]!.run}/findings.md`))
       .toMatch(/^The half ends here, as at maxRuns: the editor changed nothing after batch\d\d-mem-run\d \(CORRECT\)/m);
     const difficult = JSON.parse(repo.tune(['difficult', '--json'], desk.env).stdout) as { entries: Array<{ id: string; reason: string; status: string }> };
-    expect(difficult.entries.map((e) => [e.id, e.reason, e.status]).sort()).toEqual([['legal-advice', 'wrong', 'stuck'], ['session-log', 'memory', 'stuck']]);
+    expect(difficult.entries.map((e) => [e.id, e.reason, e.status]).sort()).toEqual([['acct-legal-advice', 'wrong', 'stuck'], ['bill-session-log', 'memory', 'stuck']]);
 
     // The judge: asked again after bad JSON, retried after a 429 and a 503 page (graded, never an error),
     // VOID for the judge after four crashes (the run graded on the rest), its write into the prose put back.
@@ -149,7 +150,7 @@ describe.concurrent('git tune auto on a help desk that is not the example', () =
     expect(calls('reset-password')).toBeGreaterThanOrEqual(2);
     const findings = repo.git('grep', '-h', '-e', 'VOID for the judge', '-e', 'a judge changed', 'tune/desk', '--', '.tune/desk/runs').trim().split('\n');
     expect(findings).toEqual(expect.arrayContaining([
-      expect.stringMatching(/^- shipping-time: judge: the judge failed \(exit 2\): judge: the grading model crashed \(4 tries\); VOID for the judge: the run is graded on the rest$/),
+      expect.stringMatching(/^- ship-shipping-time: judge: the judge failed \(exit 2\): judge: the grading model crashed \(4 tries\); VOID for the judge: the run is graded on the rest$/),
       // Judged two at a time: the write is named on the case whose judge was running then (card-declined's or one beside it).
       expect.stringMatching(/^- [a-z-]+: while its judge ran, a judge changed desk\/prompt\.md in the repository; put back/),
     ]));
@@ -170,7 +171,7 @@ describe.concurrent('git tune auto on a help desk that is not the example', () =
     const points: Array<{ name: string; ready: (steps: Step[]) => boolean }> = [
       { name: 'between the revert and the grade', ready: (s) => s.some((x) => x.step === 'revert') },
       { name: 'mid-run of batch 2', ready: (s) => s.some((x) => x.step === 'run-start' && x.run === 'batch02-nomem-run1') },
-      { name: 'between the memory entry and PASSED', ready: (s) => s.some((x) => x.step === 'difficult' && x.subject.includes('session-log')) },
+      { name: 'between the memory entry and PASSED', ready: (s) => s.some((x) => x.step === 'difficult' && x.subject.includes('bill-session-log')) },
     ];
     for (const point of points) {
       const auto = start(desk, ['auto']);
