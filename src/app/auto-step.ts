@@ -341,6 +341,10 @@ async function editStep(tuning: Tuning, step: NextStep, ctx: StepContext): Promi
   }
   if (undone.length > 0) ctx.detail(`warning: the editor changed files it may not (${run.half === 'mem' ? 'a with-memory half edits memory-policy files only' : 'an edit changes prose only'}); put back: ${undone.join(', ')}`);
   if (changed.length === 0) {
+    // A changes.md for no change says nothing the history needs: put back as it was.
+    const committed = await readText(tuning.repo, tuning.tip, changesFile);
+    if (committed === null) await fs.rm(path.join(tuning.repo.dir, changesFile), { force: true });
+    else await fs.writeFile(path.join(tuning.repo.dir, changesFile), committed);
     return endHalf(tuning, run.name, `the editor changed nothing after ${run.name} (${run.grade!.verdict})${undone.length ? ` but files it may not (${undone.join(', ')}), put back` : ''}`, ctx);
   }
   await noteChanges(tuning, run, undone);

@@ -95,7 +95,8 @@ describe.concurrent('auto steps: typed outcomes', () => {
 
   it('an editor that changes nothing ends the half as at maxRuns; one that also writes outside the prose has that put back', async () => {
     const [idle, over] = await Promise.all([planned([plainCase('i1'), wrongCase('i2')]), planned([plainCase('o1'), wrongCase('o2')])]);
-    await tuneOk(idle, ['config', 'set', 'editor.command', 'node -e 0']);
+    // The idle editor writes a changes.md saying it changed nothing: not left behind.
+    await tuneOk(idle, ['config', 'set', 'editor.command', ['node', '-e', "require('fs').writeFileSync(process.env.TUNE_CHANGES, 'No prose change.\\n')"].map((a) => JSON.stringify(a)).join(' ')]);
     await tuneOk(over, ['config', 'set', 'editor.command', ['node', '-e',
       "const fs=require('fs');fs.appendFileSync('agents/prompt.md','Be brief.\\n');fs.writeFileSync('README.md','mine');fs.writeFileSync(process.env.TUNE_CHANGES,'# Changes\\n\\nBe brief.\\n')"].map((a) => JSON.stringify(a)).join(' ')]);
     for (const repo of [idle, over]) {
@@ -112,6 +113,7 @@ describe.concurrent('auto steps: typed outcomes', () => {
     ]);
     expect(idle.git('show', 'tune/desk:.tune/desk/runs/batch01-nomem-run1/findings.md'))
       .toMatch(/^The half ends here, as at maxRuns: the editor changed nothing after batch01-nomem-run1 \(NO CHANGE\)\./m);
+    expect(idle.git('status', '--porcelain')).toBe('?? cases.yaml\n');
 
     const ctx = context(over);
     expect((await step(over, ctx)).outcome).toEqual({ kind: 'done' });
