@@ -150,7 +150,7 @@ export async function autoTuning(cwd: string, opts: AutoOptions, name?: string):
     if (after.kind === 'final-failed') return finish('final-failed', after.message, 6);
     const budget = after.notes.find((n) => n.includes('budget spent'))
       ?? (after.kind === 'resume' && now.state.runs.get(after.run!)?.stopped?.startsWith('budget') ? after.message : undefined);
-    if (budget || outcome.kind === 'budget') return finish('over-budget', budget ?? (outcome as { reason: string }).reason, 3);
+    if (outcome.kind === 'budget' || budget) return finish('over-budget', budget ?? (outcome.kind === 'budget' ? outcome.reason : ''), 3);
     if (outcome.kind === 'interrupted') return finish('interrupted', `${outcome.run} stopped; \`git tune auto\` carries on from here`, 130);
     return finish('error', `${step.kind} failed (exit ${outcome.exitCode}): ${outcome.message}${outcome.hint ? ` (fix: ${outcome.hint})` : ''}`, outcome.exitCode);
   };
