@@ -40,11 +40,22 @@ export function editsToRevert(tuning: Tuning, commit?: string): { targets: EditS
   const half = edits.filter((e) => e.batch === latest.batch && e.half === latest.half);
   return {
     targets: half.filter((e) => e.status === 'pending' || e.status === 'unconfirmed'),
-    kept: half.filter((e) => e.status === 'confirmed').map((e) => ({ edit: e, why: `confirmed by ${e.settledBy}` })),
+    kept: half.filter((e) => e.status === 'confirmed' || e.status === 'kept')
+      .map((e) => ({ edit: e, why: e.status === 'kept' ? `kept by ${e.kept?.by}: ${e.kept?.why}` : `confirmed by ${e.settledBy}` })),
   };
 }
 
-export async function planRevert(tuning: Tuning, targets: readonly EditState[]): Promise<{ commits: StepCommit[]; files: string[][] }> {
+/** Why an edit is reverted, for its revert commit's body. */
+const revertReason = (edit: EditState) => (edit.status === 'pending' ? 'no run has tried it' : `not confirmed by ${edit.triedBy ?? edit.settledBy}`);
+
+/**
+ * The revert commits of `targets`, newest first (they chain in that order);
+ * `reason` says why each is reverted (its body). Throws `revert-conflict`
+ * (nothing written) when a hunk no longer applies.
+ */
+export async function planRevert(
+  tuning: Tuning, targets: readonly EditState[], reason: (edit: EditState) => string = revertReason,
+): Promise<{ commits: StepCommit[]; files: string[][]; edits: EditState[] }> {
   const { repo } = tuning;
   const config = tuning.config!;
   const isProse = matcher([...config.prose, ...config.memoryPolicy]);
@@ -56,7 +67,8 @@ export async function planRevert(tuning: Tuning, targets: readonly EditState[]):
   const commits: StepCommit[] = [];
   const files: string[][] = [];
   // Newest first, as `git revert` of a range does.
-  for (const edit of [...targets].sort((a, b) => b.index - a.index)) {
+  const edits = [...targets].sort((a, b) => b.index - a.index);
+  for (const edit of edits) {
     const info = await repo.readCommit(edit.oid);
     const parent = info.parents[0]!;
     const changed = (await repo.changedPaths(edit.oid)).filter(isProse);
@@ -91,12 +103,12 @@ export async function planRevert(tuning: Tuning, targets: readonly EditState[]):
     commits.push({
       step: { step: 'revert', tuning: tuning.name, reverts: [edit.oid], difficult: [] },
       subject: `Revert "${subject}"`,
-      body: `This reverts commit ${edit.oid}: ${edit.status === 'pending' ? 'no run has tried it' : `not confirmed by ${edit.settledBy}`}.`,
+      body: `This reverts commit ${edit.oid}: ${reason(edit)}.`,
       changes,
     });
     files.push(changed);
   }
-  return { commits, files };
+  return { commits, files, edits };
 }
 
 export async function revertEdits(tuning: Tuning, commit: string | undefined, ctx: WriteContext): Promise<RevertPlan & { commits: string[] }> {
