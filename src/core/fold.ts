@@ -495,6 +495,8 @@ function applyStep(state: TuningState, step: Step, commit: HistoryCommit, index:
       for (const oid of step.reverts) {
         const edit = state.edits.find((e) => e.oid === oid);
         if (edit && edit.status !== 'reverted') {
+          // Reverted by the grade that settles it (its revert commits come first), or by hand before that grade: the run tried it all the same.
+          if (edit.status === 'pending') edit.triedBy = runThatTried(state, edit)?.name ?? null;
           edit.status = 'reverted';
           edit.settledBy = commit.oid;
         }
@@ -510,6 +512,16 @@ function applyStep(state: TuningState, step: Step, commit: HistoryCommit, index:
       settleClosedHalves(state, ix);
       break;
   }
+}
+
+/** The finished, not VOID run of a pending edit's half that started after it (and so tried it), if any. */
+function runThatTried(state: TuningState, edit: EditState): RunState | undefined {
+  const runs = batchNumbered(state, edit.batch)?.runs ?? [];
+  for (let i = runs.length - 1; i >= 0; i--) {
+    const run = runs[i]!;
+    if (run.half === edit.half && run.startIndex > edit.index && run.finished && !isVoidRun(run)) return run;
+  }
+  return undefined;
 }
 
 /** An edit is pending until a run of its half tries it; one made after its half closed never will be. */

@@ -114,12 +114,18 @@ describe('the fold: kept edits', () => {
     expect(state.warnings).toEqual([]);
   });
 
-  it('says which revert undid an edit (here before any run tried it)', () => {
+  it('says which revert undid an edit, and the run that tried it (the grade writes the revert before its own commit)', () => {
     const { h, fixesB } = twoEditsTried();
     const revert = h.revert(fixesB);
     h.grade(nomem(1, 2), 'PROGRESS', ['b']);
     const b = h.fold(ABC).edits[1]!;
-    expect(editFate(b)).toBe(`reverted by ${revert.slice(0, 7)} (no run had tried it)`);
+    expect(b).toMatchObject({ status: 'reverted', settledBy: revert, triedBy: nomem(1, 2) });
+    expect(editFate(b)).toBe(`reverted by ${revert.slice(0, 7)} (${nomem(1, 2)} did not confirm it)`);
+    // One reverted before any run: none tried it.
+    const early = planned().ran(nomem(1, 1), 'NO CHANGE', ['a']);
+    const e = early.edit(nomem(1, 1));
+    const undo = early.revert(e);
+    expect(editFate(early.fold(ABC).edits[0]!)).toBe(`reverted by ${undo.slice(0, 7)} (no run had tried it)`);
   });
 
   it('warns about a keep of an edit that is not unconfirmed, and changes nothing', () => {
