@@ -221,6 +221,42 @@ describe.concurrent('edits settle at grading (the desk agent)', { timeout: 240_0
     expect(repo.fsck()).toBe('');
   });
 
+  it('a crash while the grade writes its revert and grade commits: they land together or not at all, and the next grade never reverts twice', async () => {
+    const repo = await desk(CASES);
+    const fixesNothing = await edit(repo, RUN1, { [TONE]: line(TONE_TEXT, 4, 'Tone 4: talk about the weather.') }, '## Weather\n\nAims: refund');
+    await ok(repo, ['run']);
+    await ok(repo, ['grade', '--draft']);
+    const ran = tip(repo);
+    const revertSteps = () => repo.git('log', '--format=%H', '--grep=^Tune-Step: revert$', 'HEAD').split('\n').filter(Boolean);
+
+    // Killed after writing both commits' objects, before the branch moved: nothing happened.
+    const early = await cli(repo, ['grade'], { GIT_TUNE_CRASH_AT: 'grade:after-objects' });
+    expect(early.code).not.toBe(0);
+    expect(tip(repo)).toBe(ran);
+    expect(JSON.parse((await ok(repo, ['next', '--json'])).stdout)).toMatchObject({ kind: 'grade', run: RUN2 });
+    expect(read(repo, TONE)).toBe(line(TONE_TEXT, 4, 'Tone 4: talk about the weather.'));
+
+    // Killed after the branch moved, before the working tree followed: the next command finishes it; both commits are there.
+    const late = await cli(repo, ['grade'], { GIT_TUNE_CRASH_AT: 'grade:after-ref' });
+    expect(late.code).not.toBe(0);
+    expect(trailers(repo, 'Tune-Step', 'tune/desk')).toEqual(['grade']);
+    expect(trailers(repo, 'Tune-Step', 'tune/desk~1')).toEqual(['revert']);
+    expect(repo.git('rev-parse', 'tune/desk~2').trim()).toBe(ran);
+    expect(JSON.parse((await ok(repo, ['next', '--json'])).stdout).kind).toBe('edit');
+    expect(read(repo, TONE)).toBe(TONE_TEXT);
+    expect(revertSteps()).toHaveLength(1);
+
+    // A regrade settles nothing again: one grade commit, no second revert.
+    const before = tip(repo);
+    const regrade = await ok(repo, ['grade', '--run', RUN2]);
+    expect(regrade.stdout).not.toContain('reverted');
+    expect(repo.git('rev-parse', 'HEAD~1').trim()).toBe(before);
+    expect(revertSteps()).toHaveLength(1);
+    expect((await edits(repo)).map((e) => [e.commit, e.status])).toEqual([[fixesNothing, 'reverted']]);
+    expect(repo.git('status', '--porcelain', '--untracked-files=no')).toBe('');
+    expect(repo.fsck()).toBe('');
+  });
+
   it('to done by next: an edit after the last batch is reverted before the final check; a VOID final check runs again at half the concurrency (final-check-run2)', async () => {
     const repo = await desk(CASES.slice(0, 2), [['concurrency', '8']]);
     const env = { DESK_VOID_ONCE: repo.path('.git', 'void-once') };
