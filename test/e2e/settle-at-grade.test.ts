@@ -309,4 +309,34 @@ describe.concurrent('edits settle at grading (the desk agent)', { timeout: 240_0
     expect(repo.git('tag', '-l', 'tune/desk/final-check*').trim().split('\n')).toEqual(['tune/desk/final-check', 'tune/desk/final-check-run2']);
     expect(repo.fsck()).toBe('');
   });
+
+  it('in CI: final --ci --commit records a VOID final check, and run again records and grades its re-run', async () => {
+    const repo = await desk(CASES.slice(0, 2), [['concurrency', '8']]);
+    const env = { DESK_VOID_ONCE: repo.path('.git', 'void-once') };
+    await ok(repo, ['memory', 'candidate']);
+    await ok(repo, ['run']);
+    await ok(repo, ['grade', '--draft']);
+    await ok(repo, ['grade']);
+    await ok(repo, ['memory', 'checkpoint']);
+    expect(JSON.parse((await ok(repo, ['next', '--json'])).stdout).kind).toBe('final');
+
+    const first = await cli(repo, ['final', '--ci', '--commit'], env);
+    expect(first.code, first.stderr).toBe(6);
+    expect(first.stderr).toContain('the final check is VOID, not VERIFIED');
+    expect(trailers(repo, 'Tune-Verdict')).toEqual(['VOID']);
+    const step = JSON.parse((await ok(repo, ['next', '--json'])).stdout) as { kind: string; command: string };
+    expect(step).toMatchObject({ kind: 'void-rerun', command: 'git tune config set concurrency 4 && git tune final' });
+    await ok(repo, ['config', 'set', 'concurrency', '4']);
+    const again = await cli(repo, ['final', '--ci', '--commit', '--json'], env);
+    expect(again.code, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout).verdict).toBe('VERIFIED');
+    expect(trailers(repo, 'Tune-Run')).toEqual(['final-check-run2']);
+    expect(trailers(repo, 'Tune-Verdict')).toEqual(['VERIFIED']);
+    expect(JSON.parse((await ok(repo, ['next', '--json'])).stdout).kind).toBe('done');
+    // Recorded once: a second --commit is refused.
+    const third = await cli(repo, ['final', '--ci', '--commit'], env);
+    expect(third.code).toBe(3);
+    expect(third.stderr).toContain('already recorded (VERIFIED)');
+    expect(repo.fsck()).toBe('');
+  });
 });
