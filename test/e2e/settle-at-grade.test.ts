@@ -310,7 +310,7 @@ describe.concurrent('edits settle at grading (the desk agent)', { timeout: 240_0
     expect(repo.fsck()).toBe('');
   });
 
-  it('in CI: final --ci --commit records a VOID final check, and run again records and grades its re-run', async () => {
+  it('in CI: an edit after the last batch holds the final check back until kept; final --ci --commit records a VOID final check, and run again records and grades its re-run', async () => {
     const repo = await desk(CASES.slice(0, 2), [['concurrency', '8']]);
     const env = { DESK_VOID_ONCE: repo.path('.git', 'void-once') };
     await ok(repo, ['memory', 'candidate']);
@@ -319,6 +319,19 @@ describe.concurrent('edits settle at grading (the desk agent)', { timeout: 240_0
     await ok(repo, ['grade']);
     await ok(repo, ['memory', 'checkpoint']);
     expect(JSON.parse((await ok(repo, ['next', '--json'])).stdout).kind).toBe('final');
+
+    // A prose commit by hand after the last batch holds the final check back, until it is reverted or kept on purpose.
+    repo.write({ [TONE]: line(TONE_TEXT, 8, 'Tone 8: close with the opening hours.') });
+    repo.git('commit', '-q', '-am', 'opening hours');
+    const late = tip(repo);
+    const held = await cli(repo, ['final', '--ci', '--commit'], env);
+    expect(held.code).toBe(3);
+    expect(held.stderr).toContain(`the final check does not start while edits stand unconfirmed: ${short(late)}`);
+    expect(tip(repo)).toBe(late);
+    const kept = await ok(repo, ['grade', '--keep', short(late), '--why', 'hours are policy']);
+    expect(kept.stdout).toContain(`kept ${short(late)} (unconfirmed) on purpose: hours are policy`);
+    expect(trailers(repo, 'Tune-Run')).toEqual(['batch01-mem-run1']);
+    expect((await edits(repo)).map((e) => [e.commit, e.status])).toEqual([[late, 'kept']]);
 
     const first = await cli(repo, ['final', '--ci', '--commit'], env);
     expect(first.code, first.stderr).toBe(6);
