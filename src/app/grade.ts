@@ -8,7 +8,7 @@ import { batchNumbered, isVoidRun, settleAtGrade, type EditState, type RunState,
 import { latestBatchRun } from '../core/next.js';
 import { passedRuleBreaks, reviewHeading } from '../core/rules.js';
 import { VERDICTS, type DifficultChange, type Keep, type Verdict } from '../core/steps.js';
-import { conflictError, historyError, TuneError, usageError } from '../errors.js';
+import { historyError, usageError } from '../errors.js';
 import { resolveIdentity, type Env } from '../git/identity.js';
 import { readCaseLog } from '../run/logs.js';
 import { commitSteps, targetOf, type StepCommit, type WriteContext } from './commit.js';
@@ -284,16 +284,11 @@ export async function recordGrade(
  */
 async function planSettlingReverts(tuning: Tuning, run: RunState, edits: readonly EditState[]) {
   if (edits.length === 0) return { commits: [], files: [], edits: [] };
-  try {
-    return await planRevert(tuning, edits, (e) => settleReason(e, run));
-  } catch (err) {
-    if (!(err instanceof TuneError) || err.code !== 'revert-conflict') throw err;
-    const oid = /cannot revert ([0-9a-f]+)/.exec(err.message)?.[1] ?? '<commit>';
-    throw conflictError(
-      'revert-conflict',
-      `the grade of ${run.name} reverts the edits it leaves unconfirmed, and ${err.message.replace(/; nothing was written$/, '')}: nothing was written, the grade is not recorded`,
-      `git tune grade --run ${run.name} --keep ${oid} --why "…"   # keep it on purpose; or: git revert ${oid}, resolve the conflict, commit, then git tune grade`,
-      err.details,
-    );
-  }
+  return planRevert(tuning, edits, {
+    reason: (e) => settleReason(e, run),
+    conflict: (e, file) => ({
+      context: `the grade of ${run.name} is not recorded: it reverts the edits its run left unconfirmed, and `,
+      hint: `git tune grade --run ${run.name} --keep ${e.oid.slice(0, 7)} --why "…"   # keep it on purpose; or: git revert ${e.oid.slice(0, 7)}, resolve ${file}, commit, then git tune grade`,
+    }),
+  });
 }

@@ -48,13 +48,25 @@ export function editsToRevert(tuning: Tuning, commit?: string): { targets: EditS
 /** Why an edit is reverted, for its revert commit's body. */
 const revertReason = (edit: EditState) => (edit.status === 'pending' ? 'no run has tried it' : `not confirmed by ${edit.triedBy ?? edit.settledBy}`);
 
+/** How a caller words a revert: why each edit goes (the commit body), and the fix when one conflicts. */
+export interface RevertWording {
+  reason: (edit: EditState) => string;
+  /** The error's context and hint for an edit whose revert conflicts: `git tune revert`'s by default. */
+  conflict: (edit: EditState, file: string) => { context: string; hint: string };
+}
+
+const REVERT_WORDING: RevertWording = {
+  reason: revertReason,
+  conflict: (_edit, file) => ({ context: '', hint: `edit ${file} back by hand, then: git tune edit` }),
+};
+
 /**
- * The revert commits of `targets`, newest first (they chain in that order);
- * `reason` says why each is reverted (its body). Throws `revert-conflict`
- * (nothing written) when a hunk no longer applies.
+ * The revert commits of `targets`, newest first (they chain in that order).
+ * Throws `revert-conflict` (nothing written) when a hunk no longer applies,
+ * naming the edit, the file and the hunk.
  */
 export async function planRevert(
-  tuning: Tuning, targets: readonly EditState[], reason: (edit: EditState) => string = revertReason,
+  tuning: Tuning, targets: readonly EditState[], wording: RevertWording = REVERT_WORDING,
 ): Promise<{ commits: StepCommit[]; files: string[][]; edits: EditState[] }> {
   const { repo } = tuning;
   const config = tuning.config!;
@@ -81,16 +93,18 @@ export async function planRevert(
       if (now === after) restored = before;
       else if (after === null) {
         // The edit deleted the file and something re-created it since: keep what is there.
-        throw conflictError('revert-conflict', `cannot revert ${edit.oid.slice(0, 7)}: it deleted ${file}, which exists again`, `git tune revert ${edit.oid.slice(0, 7)}   # after resolving ${file} by hand`);
+        const { context, hint } = wording.conflict(edit, file);
+        throw conflictError('revert-conflict', `${context}cannot revert ${edit.oid.slice(0, 7)}: it deleted ${file}, which exists again; nothing was written`, hint);
       } else {
         const patch = structuredPatch(file, file, after, before ?? '', '', '', { context: 3 });
         const result = applyPatch(now ?? '', patch);
         if (result === false) {
           const hunk = patch.hunks.find((h) => applyPatch(now ?? '', { ...patch, hunks: [h] }) === false) ?? patch.hunks[0];
+          const { context, hint } = wording.conflict(edit, file);
           throw conflictError(
             'revert-conflict',
-            `cannot revert ${edit.oid.slice(0, 7)}: ${file} changed since, and its hunk @@ -${hunk?.oldStart},${hunk?.oldLines} +${hunk?.newStart},${hunk?.newLines} @@ no longer applies; nothing was written`,
-            `edit ${file} back by hand, then: git tune edit`,
+            `${context}cannot revert ${edit.oid.slice(0, 7)}: ${file} changed since, and its hunk @@ -${hunk?.oldStart},${hunk?.oldLines} +${hunk?.newStart},${hunk?.newLines} @@ no longer applies; nothing was written`,
+            hint,
             hunk ? hunk.lines.slice(0, 12) : [],
           );
         }
@@ -103,7 +117,7 @@ export async function planRevert(
     commits.push({
       step: { step: 'revert', tuning: tuning.name, reverts: [edit.oid], difficult: [] },
       subject: `Revert "${subject}"`,
-      body: `This reverts commit ${edit.oid}: ${reason(edit)}.`,
+      body: `This reverts commit ${edit.oid}: ${wording.reason(edit)}.`,
       changes,
     });
     files.push(changed);

@@ -136,7 +136,8 @@ describe.concurrent('edits settle at grading (the desk agent)', { timeout: 240_0
     const conflict = await cli(repo, ['grade', '--verdict', 'PASSED']);
     expect(conflict.code, conflict.stderr).toBe(4);
     expect(conflict.stderr).toContain(`cannot revert ${short(signOff)}: ${TONE} changed since, and its hunk @@ -`);
-    expect(conflict.stderr).toContain('the grade is not recorded');
+    expect(conflict.stderr).toContain(`the grade of ${RUN3} is not recorded: it reverts the edits its run left unconfirmed, and cannot revert`);
+    expect(conflict.stderr).toContain('nothing was written');
     expect(conflict.stderr).toContain(`git tune grade --run ${RUN3} --keep ${short(signOff)} --why`);
     expect({ tip: tip(repo), status: repo.git('status', '--porcelain') }).toEqual(before);
 
