@@ -410,7 +410,7 @@ export function logEntries(tuning: Tuning): LogEntry[] {
     const batch = mine?.step === 'plan' || mine?.step === 'checkpoint' ? mine.batch : run ? (parseRunName(run)?.kind === 'batch' ? (parseRunName(run) as { batch: number }).batch : null) : null;
     out.push({
       index: index + 1, commit: commit.oid, step: mine?.step ?? 'hand', subject, run, batch,
-      what: mine ? describeStep(mine, subject, edit ?? undefined).text : edit ? `hand edit after ${edit.run}` : 'hand commit',
+      what: mine ? describeStep(mine, subject, edit ?? undefined, (text) => text).text : edit ? `hand edit after ${edit.run}: ${editFate(edit)}` : 'hand commit',
       edit: edit ? {
         status: edit.status, run: edit.run, aims: edit.aims, settledBy: edit.settledBy, hand: edit.hand,
         triedBy: edit.triedBy, revertedBy: edit.status === 'reverted' ? edit.settledBy : null, kept: edit.kept, fate: editFate(edit),

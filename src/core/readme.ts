@@ -450,7 +450,8 @@ function escapeText(text: string): string {
   return text.replace(/([\\`*_[\]<>|#])/g, '\\$1');
 }
 
-export function describeStep(step: Step, subject: string, edit?: EditState): { text: string; links: Array<[string, string]> } {
+/** One line for a step; `escape` is applied to text a person wrote (a keep's why): markdown for the README, plain for the terminal. */
+export function describeStep(step: Step, subject: string, edit?: EditState, escape: (text: string) => string = escapeText): { text: string; links: Array<[string, string]> } {
   switch (step.step) {
     case 'init': return { text: `started tuning ${step.tuning}`, links: [] };
     case 'config': return { text: `settings changed: ${step.keys.join(', ') || 'config.yaml'}`, links: [['config', 'config.yaml']] };
@@ -462,7 +463,7 @@ export function describeStep(step: Step, subject: string, edit?: EditState): { t
     case 'run-stop': return { text: `${step.run} stopped: ${step.reason}`, links: [] };
     case 'grade': return { text: `graded ${step.run}: ${step.verdict}${step.wrong.length ? `, ${step.wrong.length} wrong` : ''}`, links: [['findings', findings(step.run)]] };
     case 'edit': return {
-      text: `edit after ${step.run}${edit ? `: ${escapeText(editFate(edit))}` : ''}`,
+      text: `edit after ${step.run}${edit ? `: ${escape(editFate(edit))}` : ''}`,
       links: [['changes', changes(step.run)]],
     };
     case 'revert': return { text: `reverted ${step.reverts.map((o) => o.slice(0, 7)).join(', ') || 'nothing'}`, links: [] };

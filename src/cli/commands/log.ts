@@ -11,7 +11,7 @@ export async function run(io: CommandIO, opts: { json?: boolean; tuning?: string
     return;
   }
   const rows = entries.map((e) => [
-    String(e.index), e.commit.slice(0, 7), e.step, e.run ?? '', e.edit ? e.edit.fate : '',
+    String(e.index), e.commit.slice(0, 7), e.step, e.run ?? '', e.edit ? e.edit.status : '',
     [e.what, ...e.difficult.map((d) => `difficult ${d}`)].join('; '),
   ]);
   io.out(`tuning ${tuning.name}: ${entries.length} steps, newest first\n\n${table(['#', 'commit', 'step', 'run', 'edit', 'what'], rows)}`);
