@@ -23,7 +23,7 @@ import { findingsPath, judgePath, recordGrade, rightInBatch } from './grade.js';
 import { requireOnBranch } from './guards.js';
 import { judgeRun } from './judge.js';
 import { readRunResults } from './results.js';
-import { budgetLeft, executeRun, preflightRun, recordRun, runCasePool, startRun, type RunContext } from './run.js';
+import { budgetLeft, executeRun, preflightRun, recordRun, requireNoUnconfirmedEdits, runCasePool, startRun, type RunContext } from './run.js';
 import { loadTuning, openTuning, readText, type Tuning } from './tuning.js';
 
 /**
@@ -416,6 +416,7 @@ async function recordResultSetLocked(tuning: Tuning, set: ResultSet, ctx: RunCon
     throw historyError('final-not-due', `the final check cannot be recorded now: ${step.message}`,
       tuning.state.final.length > 0 ? `git tune final --collect ${set.dir}   # without --commit: compare it with the one recorded` : step.command ?? undefined);
   }
+  requireNoUnconfirmedEdits(tuning, step);
   if (set.manifest.tip !== tuning.tip) {
     throw historyError('shards-stale', `the result set ran at ${set.manifest.tip.slice(0, 12)}, but ${branchName(tuning.name)} is at ${tuning.tip.slice(0, 12)}`, 'git tune final --ci   # run it again at this commit');
   }

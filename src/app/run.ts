@@ -67,12 +67,7 @@ export function dueRun(tuning: Tuning, step: NextStep, final: boolean): { name: 
     const last = state.final[state.final.length - 1];
     if (last && !last.finished) return { name: last.name, resume: true };
     if (step.kind === 'final') {
-      // At `done` no edit is unconfirmed: one no run will confirm is reverted (or kept) before the final check runs.
-      const standing = unconfirmedEdits(state);
-      if (standing.length > 0) {
-        throw historyError('unconfirmed-edits', `the final check does not start while edits stand unconfirmed: ${standing.map((e) => `${e.oid.slice(0, 7)} (${editFate(e)})`).join(', ')}`,
-          `${step.command ?? 'git tune next'}   # or keep one on purpose: git tune grade --keep <commit> --why "…"`);
-      }
+      requireNoUnconfirmedEdits(tuning, step);
       return { name: FINAL_RUN, resume: false };
     }
     // A VOID final check says nothing: it runs again, as a new run of the final check (at the lower concurrency next gives).
@@ -90,6 +85,14 @@ export function dueRun(tuning: Tuning, step: NextStep, final: boolean): { name: 
     return { name: `batch${String(id.batch).padStart(2, '0')}-${id.half}-run${Math.max(...numbers) + 1}`, resume: false };
   }
   return { name: step.run, resume: false };
+}
+
+/** At `done` no edit is unconfirmed: one no run will confirm is reverted (or kept) before the final check is recorded. */
+export function requireNoUnconfirmedEdits(tuning: Tuning, step: NextStep): void {
+  const standing = unconfirmedEdits(tuning.state);
+  if (standing.length === 0) return;
+  throw historyError('unconfirmed-edits', `the final check does not start while edits stand unconfirmed: ${standing.map((e) => `${e.oid.slice(0, 7)} (${editFate(e)})`).join(', ')}`,
+    `${step.command ?? 'git tune next'}   # or keep one on purpose: git tune grade --keep <commit> --why "…"`);
 }
 
 function casesOf(tuning: Tuning, name: string): string[] {
