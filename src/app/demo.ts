@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { viewDifficult } from '../core/difficult.js';
 import { isVoidRun, type RunState } from '../core/fold.js';
-import { branchName, FINAL_RUN } from '../core/names.js';
+import { branchName, isFinalRun } from '../core/names.js';
 import { usageError } from '../errors.js';
 import { readGitConfigValue, resolveIdentity, type Env } from '../git/identity.js';
 import { runGit } from '../git/native.js';
@@ -158,7 +158,7 @@ export async function summarizeDemo(dir: string, result: AutoResult, seconds: nu
       saving: withoutMemory > 0 ? Math.round((1 - withMemory / withoutMemory) * 100) : null,
       total: state.usage.tokens, costUsd: state.usage.costUsd,
     },
-    final: final && final.name === FINAL_RUN
+    final: final && isFinalRun(final.name)
       ? { verdict: final.grade?.verdict ?? null, right: final.cases.length - (final.grade?.wrong.length ?? 0), cases: final.cases.length, stuck: view.filter((e) => e.status === 'stuck').map((e) => e.id) }
       : null,
     look: [

@@ -7,6 +7,7 @@ import { caseResultSchema, memoryWriteSchema, type CaseResult, type MemoryWrite 
 import { RESULT_SET_FORMAT, resultSetManifestSchema, type ResultSetManifest } from '../contracts/shard.js';
 import { stuckEntries, viewDifficult } from '../core/difficult.js';
 import { draftFindings } from '../core/findings.js';
+import { isVoidRun } from '../core/fold.js';
 import { branchName, FINAL_RUN, tagName, tagRef } from '../core/names.js';
 import {
   bestReceipt, formatShard, groupByTarget, mergeInSelectionOrder, selectionHash, shardCases, shardFolder, shardSetProblems,
@@ -22,7 +23,7 @@ import { findingsPath, judgePath, recordGrade, rightInBatch } from './grade.js';
 import { requireOnBranch } from './guards.js';
 import { judgeRun } from './judge.js';
 import { readRunResults } from './results.js';
-import { budgetLeft, executeRun, preflightRun, recordRun, runCasePool, startRun, type RunContext } from './run.js';
+import { budgetLeft, executeRun, preflightRun, recordRun, requireNoUnconfirmedEdits, runCasePool, startRun, type RunContext } from './run.js';
 import { loadTuning, openTuning, readText, type Tuning } from './tuning.js';
 
 /**
@@ -415,6 +416,7 @@ async function recordResultSetLocked(tuning: Tuning, set: ResultSet, ctx: RunCon
     throw historyError('final-not-due', `the final check cannot be recorded now: ${step.message}`,
       tuning.state.final.length > 0 ? `git tune final --collect ${set.dir}   # without --commit: compare it with the one recorded` : step.command ?? undefined);
   }
+  requireNoUnconfirmedEdits(tuning, step);
   if (set.manifest.tip !== tuning.tip) {
     throw historyError('shards-stale', `the result set ran at ${set.manifest.tip.slice(0, 12)}, but ${branchName(tuning.name)} is at ${tuning.tip.slice(0, 12)}`, 'git tune final --ci   # run it again at this commit');
   }
@@ -448,14 +450,16 @@ async function recordResultSetLocked(tuning: Tuning, set: ResultSet, ctx: RunCon
  * grade reads them, so the judge does not run twice.
  */
 async function gradeRecordedFinal(tuning: Tuning, judge: JudgeFile | null, ctx: RunContext): Promise<{ report: FinalReport; commit: string }> {
-  const judgeFile = path.join(tuning.repo.dir, judgePath(tuning, FINAL_RUN));
+  // The latest final check: a VOID one's re-run is `final-check-run2`, ….
+  const name = tuning.state.final[tuning.state.final.length - 1]?.name ?? FINAL_RUN;
+  const judgeFile = path.join(tuning.repo.dir, judgePath(tuning, name));
   const placed = judge !== null && (await fs.access(judgeFile).then(() => false, () => true));
   if (placed) {
     await fs.mkdir(path.dirname(judgeFile), { recursive: true });
     await fs.writeFile(judgeFile, `${JSON.stringify(judge, null, 2)}\n`);
   }
   try {
-    const outcome = await recordGrade(tuning, FINAL_RUN, { ctx: { env: ctx.env, now: ctx.clock() } });
+    const outcome = await recordGrade(tuning, name, { ctx: { env: ctx.env, now: ctx.clock() } });
     const after = await loadTuning(tuning.repo, tuning.name);
     return { report: await reportOfRecorded(after), commit: outcome.commit };
   } catch (err) {
@@ -494,10 +498,12 @@ export async function runAndRecordFinal(cwd: string, opts: { concurrency?: numbe
 async function runAndRecordFinalLocked(cwd: string, opts: { concurrency?: number; target?: string }, ctx: RunContext): Promise<FinalReport> {
   let tuning = await openTuning(cwd);
   const last = tuning.state.final[tuning.state.final.length - 1];
-  if (last?.grade) {
+  // A VOID final check said nothing: it runs again (a new run of the final check), as `git tune final` runs it.
+  const voided = last !== undefined && isVoidRun(last);
+  if (last?.grade && !voided) {
     throw historyError('final-recorded', `the final check is already recorded (${last.grade.verdict}); --commit would write a second one`, 'git tune final --ci   # without --commit: run it again and compare');
   }
-  if (!last?.finished) {
+  if (!last?.finished || voided) {
     const outcome = await executeRun(cwd, undefined, { final: true, concurrency: opts.concurrency, target: opts.target }, ctx);
     if (!outcome.finished) throw unfinished(outcome.stopped, 'git tune final --ci --commit');
     tuning = await loadTuning(tuning.repo, tuning.name);

@@ -4,18 +4,19 @@ import { judgeFileSchema, type JudgeFile } from '../contracts/judge.js';
 import type { CaseResult } from '../contracts/result.js';
 import { stuckEntries, viewDifficult } from '../core/difficult.js';
 import { draftFindings, parseFindings, setVerdict, type Draft } from '../core/findings.js';
-import { batchNumbered, isVoidRun, type RunState, type TuningState } from '../core/fold.js';
+import { batchNumbered, isVoidRun, settleAtGrade, type EditState, type RunState, type TuningState } from '../core/fold.js';
 import { latestBatchRun } from '../core/next.js';
 import { passedRuleBreaks, reviewHeading } from '../core/rules.js';
-import { VERDICTS, type DifficultChange, type Verdict } from '../core/steps.js';
+import { VERDICTS, type DifficultChange, type Keep, type Verdict } from '../core/steps.js';
 import { historyError, usageError } from '../errors.js';
-import type { Env } from '../git/identity.js';
+import { resolveIdentity, type Env } from '../git/identity.js';
 import { readCaseLog } from '../run/logs.js';
-import { commitStep, targetOf, type WriteContext } from './commit.js';
+import { commitSteps, targetOf, type StepCommit, type WriteContext } from './commit.js';
 import { difficultFileAfter, parseDifficultLines } from './difficult.js';
 import { requireOnBranch } from './guards.js';
 import { judgeRun } from './judge.js';
 import { readRunResults } from './results.js';
+import { planRevert } from './revert.js';
 import { readText, type Tuning } from './tuning.js';
 
 /**
@@ -137,6 +138,25 @@ export interface GradeOutcome {
   wrong: string[];
   difficult: DifficultChange[];
   commit: string;
+  /** Edits this grade reverted (each with its own revert commit, before the grade commit). */
+  reverted: Array<{ edit: string; commit: string; files: string[]; why: string }>;
+  /** Unconfirmed edits this grade kept on purpose. */
+  kept: Array<{ edit: string; by: string; why: string }>;
+}
+
+/** Why a grade reverts an edit: the run did not confirm it, or its half closed before any run tried it. */
+function settleReason(edit: EditState, run: RunState): string {
+  return edit.untried ? `${edit.settledBy ?? 'no run tried it'}, and the grade of ${run.name} settles it` : `not confirmed by ${run.name}`;
+}
+
+/** `--keep`: needs `--why`, and the why is one line of the history. */
+function checkKeepOptions(keep: readonly string[], why: string | undefined): void {
+  if (keep.length > 0 && !why?.trim()) {
+    throw usageError('keep-without-why', 'keeping an unconfirmed edit on purpose needs a reason: the history records who kept it and why', `git tune grade --keep ${keep[0]} --why "what it does that no run could show"`);
+  }
+  if (keep.length === 0 && why !== undefined) {
+    throw usageError('why-without-keep', '--why says why an edit is kept: name the edit with --keep', 'git tune grade --keep <commit> --why "…"');
+  }
 }
 
 function parseVerdictOption(text: string | undefined): Verdict | undefined {
@@ -149,11 +169,15 @@ function parseVerdictOption(text: string | undefined): Verdict | undefined {
 }
 
 /** `git tune grade [--verdict X]`: validate the findings and record the grade commit. */
-export async function recordGrade(tuning: Tuning, runName: string | undefined, opts: { verdict?: string; ctx: WriteContext }): Promise<GradeOutcome> {
+export async function recordGrade(
+  tuning: Tuning, runName: string | undefined, opts: { verdict?: string; keep?: readonly string[]; why?: string; ctx: WriteContext },
+): Promise<GradeOutcome> {
   requireOnBranch(tuning);
   const config = tuning.config!;
   const run = runToGrade(tuning, runName);
   const forced = parseVerdictOption(opts.verdict);
+  const keep = opts.keep ?? [];
+  checkKeepOptions(keep, opts.why);
   const file = findingsPath(tuning, run.name);
   let text = await worktreeText(tuning, file);
   let judge: JudgeFile | null = null;
@@ -197,6 +221,12 @@ export async function recordGrade(tuning: Tuning, runName: string | undefined, o
     throw usageError('bad-findings', `${file} cannot be recorded (${problems.length} problem${problems.length === 1 ? '' : 's'})`, `fix ${file}, then: git tune grade`, problems);
   }
   const wrong = [...parsed.cases].filter(([, v]) => v === 'wrong').map(([id]) => id);
+  // Edits settle at grading: what the run did not confirm is reverted before the grade commit, unless kept.
+  const settlement = settleAtGrade(tuning.state, run, wrong, verdict, keep);
+  if (settlement.problems.length > 0) {
+    throw usageError('bad-keep', `--keep names ${settlement.problems.length === 1 ? 'an edit' : 'edits'} this grade cannot keep`, 'git tune status   # lists each edit and where it stands', settlement.problems);
+  }
+  const settling = [...settlement.revert, ...settlement.keep].map((e) => e.oid);
   if (verdict === 'PASSED') {
     // Rule (c) counts the difficult lines this grade applies.
     const added = difficult
@@ -204,7 +234,7 @@ export async function recordGrade(tuning: Tuning, runName: string | undefined, o
       .map((d, i) => ({ id: d.id, reason: d.reason, batch: run.batch, fixed: false, index: Number.MAX_SAFE_INTEGER - i }));
     const state = { ...tuning.state, difficult: [...tuning.state.difficult, ...added] };
     const review = run.half === 'mem' ? parsed.review.memory : parsed.review.cost;
-    const breaks = passedRuleBreaks({ state, run, maxRuns: config.maxRuns, maxRetries: config.maxRetries, review, wrong });
+    const breaks = passedRuleBreaks({ state, run, maxRuns: config.maxRuns, maxRetries: config.maxRetries, review, wrong, settling });
     if (breaks.length > 0) {
       throw historyError('passed-refused', `PASSED is refused for ${run.name}`, breaks[0]!.fix, breaks.map((b) => `rule ${b.rule}: ${b.message} (fix: ${b.fix})${b.rule === 'review' ? `; the section is \`${reviewHeading(run)}\`` : ''}`));
     }
@@ -221,12 +251,47 @@ export async function recordGrade(tuning: Tuning, runName: string | undefined, o
     const after = await difficultFileAfter(tuning, difficult, lines.notes);
     changes.set(after.path, { content: after.content });
   }
+  const reverts = await planSettlingReverts(tuning, run, settlement.revert);
+  let keepStep: Keep | undefined;
+  if (settlement.keep.length > 0) {
+    const { author } = await resolveIdentity(tuning.repo.gitdir, opts.ctx.env, opts.ctx.now);
+    keepStep = { edits: settlement.keep.map((e) => e.oid), why: opts.why!.trim(), by: `${author.name} <${author.email}>` };
+  }
   const regrade = run.grade ? ` (was ${run.grade.verdict})` : '';
-  const commit = await commitStep(targetOf(tuning), {
-    step: { step: 'grade', tuning: tuning.name, run: run.name, verdict, wrong, review: run.half === 'mem' ? parsed.review.memory : parsed.review.cost, difficult },
+  const grade: StepCommit = {
+    step: {
+      step: 'grade', tuning: tuning.name, run: run.name, verdict, wrong, review: run.half === 'mem' ? parsed.review.memory : parsed.review.cost, difficult,
+      ...(keepStep ? { keep: keepStep } : {}),
+    },
     subject: `tune(${tuning.name}): grade ${run.name} ${verdict}${regrade}: ${run.cases.length - wrong.length}/${run.cases.length} right`,
+    body: keepStep
+      ? `Kept on purpose by ${keepStep.by}, though unconfirmed: ${keepStep.edits.map((o) => o.slice(0, 7)).join(', ')}.\n\n${keepStep.why}`
+      : '',
     changes,
     fromWorktree,
-  }, opts.ctx);
-  return { run: run.name, verdict, wrong, difficult, commit };
+  };
+  // One chain, one compare-and-swap: the reverts and the grade land together or not at all.
+  const oids = await commitSteps(targetOf(tuning), [...reverts.commits, grade], opts.ctx);
+  return {
+    run: run.name, verdict, wrong, difficult, commit: oids[oids.length - 1]!,
+    reverted: reverts.edits.map((e, i) => ({ edit: e.oid, commit: oids[i]!, files: reverts.files[i]!, why: settleReason(e, run) })),
+    kept: settlement.keep.map((e) => ({ edit: e.oid, by: keepStep!.by, why: keepStep!.why })),
+  };
+}
+
+/**
+ * The revert commits a grade writes before its own (`git tune revert`'s, with
+ * the grade's reason). A hunk that no longer applies (a later edit changed
+ * the same lines) stops the grade with nothing written, naming the file and
+ * hunk, and how to go on.
+ */
+async function planSettlingReverts(tuning: Tuning, run: RunState, edits: readonly EditState[]) {
+  if (edits.length === 0) return { commits: [], files: [], edits: [] };
+  return planRevert(tuning, edits, {
+    reason: (e) => settleReason(e, run),
+    conflict: (e, file) => ({
+      context: `the grade of ${run.name} is not recorded: it reverts the edits its run left unconfirmed, and `,
+      hint: `git tune grade --run ${run.name} --keep ${e.oid.slice(0, 7)} --why "…"   # keep it on purpose; or: git revert ${e.oid.slice(0, 7)}, resolve ${file}, commit, then git tune grade`,
+    }),
+  });
 }

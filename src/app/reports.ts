@@ -4,7 +4,8 @@ import { createTwoFilesPatch, diffLines } from 'diff';
 import { selectionSchema, type Selection } from '../contracts/files.js';
 import type { Config } from '../contracts/config.js';
 import { viewDifficult } from '../core/difficult.js';
-import { batchIndex, countedRuns, foldHistory, isVoidRun, type BatchState, type EditStatus, type HistoryCommit, type TuningState } from '../core/fold.js';
+import { editFate } from '../core/edits.js';
+import { batchIndex, countedRuns, foldHistory, isVoidRun, type BatchState, type EditKeep, type EditStatus, type HistoryCommit, type TuningState } from '../core/fold.js';
 import { matcher } from '../core/glob.js';
 import { parseRunName, tuningDir, type Half } from '../core/names.js';
 import { decideNext } from '../core/next.js';
@@ -333,13 +334,11 @@ export async function buildReview(tuning: Tuning, batchArg: string, opts: { env:
   for (const e of state.edits.filter((x) => x.batch === batch.plan.batch)) {
     const tried = batch.runs.find((r) => r.half === e.half && r.startIndex > e.index && r.grade !== null && !isVoidRun(r));
     const revertedAt = e.status === 'reverted' ? commits.findIndex((c) => c.oid === e.settledBy) : -1;
-    const triedBy = e.status === 'confirmed' || e.status === 'unconfirmed'
-      ? e.settledBy
-      : tried && (revertedAt < 0 || tried.grade!.index < revertedAt) ? tried.name : null;
+    const triedBy = e.triedBy ?? (tried && (revertedAt < 0 || tried.grade!.index < revertedAt) ? tried.name : null);
     const { files, why } = await editDiffs(tuning, e.oid);
     edits.push({
       commit: e.oid, run: e.run, half: e.half, hand: e.hand, aims: e.aims, status: e.status,
-      triedBy, revertedBy: e.status === 'reverted' ? e.settledBy : null, why, files, url: url(e.oid),
+      triedBy, revertedBy: e.status === 'reverted' ? e.settledBy : null, kept: e.kept, why, files, url: url(e.oid),
     });
   }
 
@@ -390,7 +389,10 @@ export interface LogEntry {
   run: string | null;
   batch: number | null;
   what: string;
-  edit: { status: EditStatus; run: string; aims: string[]; settledBy: string | null; hand: boolean } | null;
+  edit: {
+    status: EditStatus; run: string; aims: string[]; settledBy: string | null; hand: boolean;
+    triedBy: string | null; revertedBy: string | null; kept: EditKeep | null; fate: string;
+  } | null;
   difficult: string[];
 }
 
@@ -408,8 +410,11 @@ export function logEntries(tuning: Tuning): LogEntry[] {
     const batch = mine?.step === 'plan' || mine?.step === 'checkpoint' ? mine.batch : run ? (parseRunName(run)?.kind === 'batch' ? (parseRunName(run) as { batch: number }).batch : null) : null;
     out.push({
       index: index + 1, commit: commit.oid, step: mine?.step ?? 'hand', subject, run, batch,
-      what: mine ? describeStep(mine, subject, edit ?? undefined).text : edit ? `hand edit after ${edit.run}` : 'hand commit',
-      edit: edit ? { status: edit.status, run: edit.run, aims: edit.aims, settledBy: edit.settledBy, hand: edit.hand } : null,
+      what: mine ? describeStep(mine, subject, edit ?? undefined, (text) => text).text : edit ? `hand edit after ${edit.run}: ${editFate(edit)}` : 'hand commit',
+      edit: edit ? {
+        status: edit.status, run: edit.run, aims: edit.aims, settledBy: edit.settledBy, hand: edit.hand,
+        triedBy: edit.triedBy, revertedBy: edit.status === 'reverted' ? edit.settledBy : null, kept: edit.kept, fate: editFate(edit),
+      } : null,
       difficult: (mine?.difficult ?? []).map((d) => (d.op === 'add' ? `add ${d.id} ${d.reason}` : `fix ${d.id}`)),
     });
   });

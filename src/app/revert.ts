@@ -40,11 +40,34 @@ export function editsToRevert(tuning: Tuning, commit?: string): { targets: EditS
   const half = edits.filter((e) => e.batch === latest.batch && e.half === latest.half);
   return {
     targets: half.filter((e) => e.status === 'pending' || e.status === 'unconfirmed'),
-    kept: half.filter((e) => e.status === 'confirmed').map((e) => ({ edit: e, why: `confirmed by ${e.settledBy}` })),
+    kept: half.filter((e) => e.status === 'confirmed' || e.status === 'kept')
+      .map((e) => ({ edit: e, why: e.status === 'kept' ? `kept by ${e.kept?.by}: ${e.kept?.why}` : `confirmed by ${e.settledBy}` })),
   };
 }
 
-export async function planRevert(tuning: Tuning, targets: readonly EditState[]): Promise<{ commits: StepCommit[]; files: string[][] }> {
+/** Why an edit is reverted, for its revert commit's body. */
+const revertReason = (edit: EditState) => (edit.status === 'pending' ? 'no run has tried it' : `not confirmed by ${edit.triedBy ?? edit.settledBy}`);
+
+/** How a caller words a revert: why each edit goes (the commit body), and the fix when one conflicts. */
+export interface RevertWording {
+  reason: (edit: EditState) => string;
+  /** The error's context and hint for an edit whose revert conflicts: `git tune revert`'s by default. */
+  conflict: (edit: EditState, file: string) => { context: string; hint: string };
+}
+
+const REVERT_WORDING: RevertWording = {
+  reason: revertReason,
+  conflict: (_edit, file) => ({ context: '', hint: `edit ${file} back by hand, then: git tune edit` }),
+};
+
+/**
+ * The revert commits of `targets`, newest first (they chain in that order).
+ * Throws `revert-conflict` (nothing written) when a hunk no longer applies,
+ * naming the edit, the file and the hunk.
+ */
+export async function planRevert(
+  tuning: Tuning, targets: readonly EditState[], wording: RevertWording = REVERT_WORDING,
+): Promise<{ commits: StepCommit[]; files: string[][]; edits: EditState[] }> {
   const { repo } = tuning;
   const config = tuning.config!;
   const isProse = matcher([...config.prose, ...config.memoryPolicy]);
@@ -56,7 +79,8 @@ export async function planRevert(tuning: Tuning, targets: readonly EditState[]):
   const commits: StepCommit[] = [];
   const files: string[][] = [];
   // Newest first, as `git revert` of a range does.
-  for (const edit of [...targets].sort((a, b) => b.index - a.index)) {
+  const edits = [...targets].sort((a, b) => b.index - a.index);
+  for (const edit of edits) {
     const info = await repo.readCommit(edit.oid);
     const parent = info.parents[0]!;
     const changed = (await repo.changedPaths(edit.oid)).filter(isProse);
@@ -69,16 +93,18 @@ export async function planRevert(tuning: Tuning, targets: readonly EditState[]):
       if (now === after) restored = before;
       else if (after === null) {
         // The edit deleted the file and something re-created it since: keep what is there.
-        throw conflictError('revert-conflict', `cannot revert ${edit.oid.slice(0, 7)}: it deleted ${file}, which exists again`, `git tune revert ${edit.oid.slice(0, 7)}   # after resolving ${file} by hand`);
+        const { context, hint } = wording.conflict(edit, file);
+        throw conflictError('revert-conflict', `${context}cannot revert ${edit.oid.slice(0, 7)}: it deleted ${file}, which exists again; nothing was written`, hint);
       } else {
         const patch = structuredPatch(file, file, after, before ?? '', '', '', { context: 3 });
         const result = applyPatch(now ?? '', patch);
         if (result === false) {
           const hunk = patch.hunks.find((h) => applyPatch(now ?? '', { ...patch, hunks: [h] }) === false) ?? patch.hunks[0];
+          const { context, hint } = wording.conflict(edit, file);
           throw conflictError(
             'revert-conflict',
-            `cannot revert ${edit.oid.slice(0, 7)}: ${file} changed since, and its hunk @@ -${hunk?.oldStart},${hunk?.oldLines} +${hunk?.newStart},${hunk?.newLines} @@ no longer applies; nothing was written`,
-            `edit ${file} back by hand, then: git tune edit`,
+            `${context}cannot revert ${edit.oid.slice(0, 7)}: ${file} changed since, and its hunk @@ -${hunk?.oldStart},${hunk?.oldLines} +${hunk?.newStart},${hunk?.newLines} @@ no longer applies; nothing was written`,
+            hint,
             hunk ? hunk.lines.slice(0, 12) : [],
           );
         }
@@ -91,12 +117,12 @@ export async function planRevert(tuning: Tuning, targets: readonly EditState[]):
     commits.push({
       step: { step: 'revert', tuning: tuning.name, reverts: [edit.oid], difficult: [] },
       subject: `Revert "${subject}"`,
-      body: `This reverts commit ${edit.oid}: ${edit.status === 'pending' ? 'no run has tried it' : `not confirmed by ${edit.settledBy}`}.`,
+      body: `This reverts commit ${edit.oid}: ${wording.reason(edit)}.`,
       changes,
     });
     files.push(changed);
   }
-  return { commits, files };
+  return { commits, files, edits };
 }
 
 export async function revertEdits(tuning: Tuning, commit: string | undefined, ctx: WriteContext): Promise<RevertPlan & { commits: string[] }> {

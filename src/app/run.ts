@@ -5,8 +5,9 @@ import type { CommandSpec, Config } from '../contracts/config.js';
 import type { Case } from '../contracts/dataset.js';
 import type { CaseResult, MemoryWrite, RunMeta } from '../contracts/result.js';
 import { batchCases, batchNumbered, type RunState } from '../core/fold.js';
-import { FINAL_RUN, parseRunName, tagName, tagRef } from '../core/names.js';
-import type { NextStep } from '../core/next.js';
+import { editFate } from '../core/edits.js';
+import { FINAL_RUN, finalRunName, isFinalRun, parseRunName, tagName, tagRef } from '../core/names.js';
+import { unconfirmedEdits, type NextStep } from '../core/next.js';
 import { EXIT, historyError, TuneError, usageError } from '../errors.js';
 import type { Env } from '../git/identity.js';
 import { withToolLock } from '../git/lock-owner.js';
@@ -66,13 +67,15 @@ export function dueRun(tuning: Tuning, step: NextStep, final: boolean): { name: 
   if (final) {
     const last = state.final[state.final.length - 1];
     if (last && !last.finished) return { name: last.name, resume: true };
-    if (step.kind === 'final') return { name: FINAL_RUN, resume: false };
-    if (last && step.kind === 'void-rerun') {
-      throw historyError('final-void', 'the final check was VOID; re-running a VOID final check is not supported yet', 'git tune final --concurrency 4');
+    if (step.kind === 'final') {
+      requireNoUnconfirmedEdits(tuning, step);
+      return { name: FINAL_RUN, resume: false };
     }
+    // A VOID final check says nothing: it runs again, as a new run of the final check (at the lower concurrency next gives).
+    if (last && step.kind === 'void-rerun') return { name: finalRunName(state.final.length + 1), resume: false };
     throw historyError('final-not-due', `the final check is not due: ${step.message}`, step.command ?? undefined);
   }
-  if (!RUN_KINDS.has(step.kind) || step.run === null || step.run === FINAL_RUN) {
+  if (!RUN_KINDS.has(step.kind) || step.run === null || isFinalRun(step.run)) {
     throw historyError('run-not-due', `no run is due: ${step.message}`, step.command ?? undefined);
   }
   if (step.kind === 'resume') return { name: step.run, resume: true };
@@ -83,6 +86,14 @@ export function dueRun(tuning: Tuning, step: NextStep, final: boolean): { name: 
     return { name: `batch${String(id.batch).padStart(2, '0')}-${id.half}-run${Math.max(...numbers) + 1}`, resume: false };
   }
   return { name: step.run, resume: false };
+}
+
+/** At `done` no edit is unconfirmed: one no run will confirm is reverted (or kept) before the final check is recorded. */
+export function requireNoUnconfirmedEdits(tuning: Tuning, step: NextStep): void {
+  const standing = unconfirmedEdits(tuning.state);
+  if (standing.length === 0) return;
+  throw historyError('unconfirmed-edits', `the final check does not start while edits stand unconfirmed: ${standing.map((e) => `${e.oid.slice(0, 7)} (${editFate(e)})`).join(', ')}`,
+    `${step.command ?? 'git tune next'}   # or keep one on purpose: git tune grade --keep <commit> --why "…"`);
 }
 
 function casesOf(tuning: Tuning, name: string): string[] {

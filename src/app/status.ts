@@ -1,5 +1,6 @@
 import { viewDifficult } from '../core/difficult.js';
-import { isVoidRun, type TuningState } from '../core/fold.js';
+import { editFate } from '../core/edits.js';
+import { isVoidRun, type EditKeep, type TuningState } from '../core/fold.js';
 import type { NextStep } from '../core/next.js';
 import { nextFor } from './decide.js';
 import type { Tuning } from './tuning.js';
@@ -18,7 +19,15 @@ export interface StatusReport {
     checkpoint: boolean;
   }>;
   final: Array<{ run: string; finished: boolean; verdict: string | null }>;
-  edits: Array<{ commit: string; run: string; status: string; aims: string[] }>;
+  /**
+   * Each edit and where it stands: `settledBy` is the run that confirmed it
+   * or not, or the revert commit; `triedBy` the run that tried it;
+   * `revertedBy` the revert commit; `kept` who kept it unconfirmed and why.
+   */
+  edits: Array<{
+    commit: string; run: string; status: string; aims: string[]; hand: boolean;
+    triedBy: string | null; revertedBy: string | null; kept: EditKeep | null; fate: string;
+  }>;
   difficult: { open: number; fixed: number; stuck: number };
   usage: { tokens: number; costUsd: number };
   warnings: string[];
@@ -47,7 +56,10 @@ export function statusOf(tuning: Tuning): StatusReport {
       runs: b.runs.map(runRow), checkpoint: state.checkpoints.includes(b.plan.batch),
     })),
     final: state.final.map((r) => ({ run: r.name, finished: r.finished, verdict: r.grade?.verdict ?? null })),
-    edits: state.edits.map((e) => ({ commit: e.oid, run: e.run, status: e.status, aims: e.aims })),
+    edits: state.edits.map((e) => ({
+      commit: e.oid, run: e.run, status: e.status, aims: e.aims, hand: e.hand,
+      triedBy: e.triedBy, revertedBy: e.status === 'reverted' ? e.settledBy : null, kept: e.kept, fate: editFate(e),
+    })),
     difficult: {
       open: view.filter((e) => e.status === 'open').length,
       fixed: view.filter((e) => e.status === 'fixed').length,

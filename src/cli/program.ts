@@ -164,8 +164,10 @@ Exit codes: 0 ok, 1 unexpected, 2 usage or bad input, 3 not allowed by the histo
     .option('--verdict <verdict>', 'set the verdict heading (PASSED, PROGRESS, NO CHANGE, REGRESSION, MIXED, CORRECT, VOID) and record it')
     .option('--run <run>', 'the run to grade (default: the latest run)')
     .option('--force', 'with --draft: overwrite findings.md even if you edited it')
+    .option('--keep <commit>', 'keep an edit this grade would revert (unconfirmed) on purpose; repeat for several', (v: string, acc: string[] = []) => [...acc, v])
+    .option('--why <reason>', 'with --keep: why it is kept (recorded with who kept it)')
     .addOption(json())
-    .addHelpText('after', `\nThe first level-2 heading of findings.md is the verdict. PASSED is refused when it\nbreaks a rule of the method; the error names the rule and the command that fixes it.`)
+    .addHelpText('after', `\nThe first level-2 heading of findings.md is the verdict. PASSED is refused when it\nbreaks a rule of the method; the error names the rule and the command that fixes it.\nRecording a grade reverts, each with its own revert commit before the grade commit,\nthe edits its run did not confirm (and those made between batches), unless kept.`)
     .action(lazy(() => import('./commands/grade.js'), (m) => m.run as Action));
 
   program

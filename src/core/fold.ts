@@ -1,6 +1,6 @@
 import type { BatchPlan, DifficultReason } from '../contracts/files.js';
 import { formatRunName, parseRunName, type Half, type RunId } from './names.js';
-import { parseStep, unsealedStep, type Step, type Verdict } from './steps.js';
+import { parseStep, unsealedStep, type Keep, type Step, type Verdict } from './steps.js';
 
 /**
  * The state of a tuning is the fold of its step commits, oldest first, from
@@ -42,7 +42,18 @@ export interface RunState {
   grade: Grade | null;
 }
 
-export type EditStatus = 'pending' | 'confirmed' | 'unconfirmed' | 'reverted';
+/**
+ * Where an edit stands. `kept`: unconfirmed, and kept on purpose by a person
+ * (`git tune grade --keep`); `reverted`: undone by a revert commit.
+ */
+export type EditStatus = 'pending' | 'confirmed' | 'unconfirmed' | 'reverted' | 'kept';
+
+/** Who kept an unconfirmed edit on purpose, why, and the grade commit that says so. */
+export interface EditKeep {
+  by: string;
+  why: string;
+  commit: string;
+}
 
 export interface EditState {
   oid: string;
@@ -57,6 +68,10 @@ export interface EditState {
    * an `untried` edit, why no run tried it ("no run (batch 2's memory was checkpointed)").
    */
   settledBy: string | null;
+  /** The run whose grade confirmed it or not (kept when the edit is reverted or kept later); null while no run tried it. */
+  triedBy: string | null;
+  /** Set when its status is `kept`. */
+  kept: EditKeep | null;
   hand: boolean;
   /**
    * Its half closed before any run of it tried the edit (a hand commit between
@@ -267,7 +282,73 @@ function settleEdits(state: TuningState, run: RunState, ix: FoldIndex): void {
   for (const edit of editsTriedBy(state, run, pendingEdits(state, ix))) {
     edit.status = confirmsEdit(state, edit, run, run.grade.wrong) ? 'confirmed' : 'unconfirmed';
     edit.settledBy = run.name;
+    edit.triedBy = run.name;
   }
+}
+
+/** A grade's `Tune-Keep` lines: the unconfirmed edits a person kept on purpose. */
+function applyKeep(state: TuningState, keep: Keep, oid: string): void {
+  for (const kept of keep.edits) {
+    const edit = state.edits.find((e) => e.oid === kept);
+    if (!edit || edit.status !== 'unconfirmed') {
+      state.warnings.push(`grade ${oid.slice(0, 7)} keeps ${kept.slice(0, 7)}, which is ${edit ? edit.status : 'not an edit'}: ignored`);
+      continue;
+    }
+    edit.status = 'kept';
+    edit.kept = { by: keep.by, why: keep.why, commit: oid };
+  }
+}
+
+/**
+ * The edits that recording this grade of `run` leaves unconfirmed, oldest
+ * first (docs/design.md, "Edits settle at grading"): those the run tried
+ * and did not confirm (a first grade only: a regrade settles nothing again),
+ * and those a closed half left untried (made between batches). A VOID grade
+ * and the final check's settle none: the grade then reverts these, or keeps
+ * the ones a person names.
+ */
+export function unconfirmedAtGrade(state: TuningState, run: RunState, wrong: readonly string[], verdict: Verdict): EditState[] {
+  if (run.half === null || verdict === 'VOID' || run.void !== null) return [];
+  const tried = run.grade === null ? editsTriedBy(state, run).filter((e) => !confirmsEdit(state, e, run, wrong, verdict)) : [];
+  const untried = state.edits.filter((e) => e.untried && e.status === 'unconfirmed');
+  return [...untried, ...tried].sort((a, b) => a.index - b.index);
+}
+
+/** What recording a grade does to edits: revert these, keep those; `problems` for a `--keep` that names no edit it could keep. */
+export interface GradeSettlement {
+  revert: EditState[];
+  keep: EditState[];
+  problems: string[];
+}
+
+/**
+ * Which edits a grade reverts and which it keeps: every edit it leaves
+ * unconfirmed is reverted unless `keep` names it (an id prefix); `keep` may
+ * also name an edit already standing unconfirmed (a history written before
+ * grades reverted). Pure: the grade applies it.
+ */
+export function settleAtGrade(state: TuningState, run: RunState, wrong: readonly string[], verdict: Verdict, keep: readonly string[]): GradeSettlement {
+  const settling = unconfirmedAtGrade(state, run, wrong, verdict);
+  const keepable = [...settling, ...state.edits.filter((e) => e.status === 'unconfirmed' && !settling.includes(e))];
+  const kept: EditState[] = [];
+  const problems: string[] = [];
+  for (const prefix of keep) {
+    const p = prefix.toLowerCase();
+    const matches = state.edits.filter((e) => e.oid.startsWith(p));
+    const edit = matches[0];
+    if (matches.length !== 1 || !edit) {
+      problems.push(matches.length === 0 ? `${prefix} is not an edit of tuning ${state.tuning}` : `${prefix} names ${matches.length} edits: give more of the id`);
+    } else if (!keepable.includes(edit)) {
+      const why = edit.status === 'pending' ? 'pending: no run has tried it yet'
+        : edit.status === 'confirmed' ? `confirmed by ${edit.settledBy}: it stays without keeping`
+        : edit.status === 'kept' ? `already kept by ${edit.kept?.by}`
+        : `already reverted by ${edit.settledBy?.slice(0, 7)}`;
+      problems.push(`${edit.oid.slice(0, 7)} is ${why}`);
+    } else if (!kept.includes(edit)) {
+      kept.push(edit);
+    }
+  }
+  return { revert: settling.filter((e) => !kept.includes(e)), keep: kept, problems };
 }
 
 function applyDifficult(state: TuningState, step: Step, index: number): void {
@@ -398,6 +479,7 @@ function applyStep(state: TuningState, step: Step, commit: HistoryCommit, index:
       // Graded last of all: what an edit made now responds to.
       if (run.half !== null) ix.latestGraded = run;
       if (first) settleEdits(state, run, ix);
+      if (step.keep) applyKeep(state, step.keep, commit.oid);
       break;
     }
     case 'edit': {
@@ -413,6 +495,8 @@ function applyStep(state: TuningState, step: Step, commit: HistoryCommit, index:
       for (const oid of step.reverts) {
         const edit = state.edits.find((e) => e.oid === oid);
         if (edit && edit.status !== 'reverted') {
+          // Reverted by the grade that settles it (its revert commits come first), or by hand before that grade: the run tried it all the same.
+          if (edit.status === 'pending') edit.triedBy = runThatTried(state, edit)?.name ?? null;
           edit.status = 'reverted';
           edit.settledBy = commit.oid;
         }
@@ -430,11 +514,21 @@ function applyStep(state: TuningState, step: Step, commit: HistoryCommit, index:
   }
 }
 
+/** The finished, not VOID run of a pending edit's half that started after it (and so tried it), if any. */
+function runThatTried(state: TuningState, edit: EditState): RunState | undefined {
+  const runs = batchNumbered(state, edit.batch)?.runs ?? [];
+  for (let i = runs.length - 1; i >= 0; i--) {
+    const run = runs[i]!;
+    if (run.half === edit.half && run.startIndex > edit.index && run.finished && !isVoidRun(run)) return run;
+  }
+  return undefined;
+}
+
 /** An edit is pending until a run of its half tries it; one made after its half closed never will be. */
 function addEdit(state: TuningState, run: RunState, oid: string, index: number, aims: string[], hand: boolean): void {
   const edit: EditState = {
     oid, index, run: run.name, batch: run.batch, half: run.half!,
-    aims, status: 'pending', settledBy: null, hand, untried: false,
+    aims, status: 'pending', settledBy: null, triedBy: null, kept: null, hand, untried: false,
   };
   const closed = closedHalf(state, edit.batch, edit.half);
   if (closed) settleUntried(edit, closed);

@@ -8,21 +8,36 @@ export const HALVES: readonly Half[] = ['nomem', 'mem'];
 
 export type RunId =
   | { kind: 'batch'; batch: number; half: Half; number: number }
-  | { kind: 'final' };
+  /** The final check; `number` from 2 on when a VOID one ran again (`final-check-run2`). */
+  | { kind: 'final'; number?: number };
 
 export const FINAL_RUN = 'final-check';
+const FINAL_RERUN = /^final-check-run([1-9]\d*)$/;
+
+/** The name of the n-th final check of a tuning: `final-check`, then `final-check-run2`, … (a VOID one runs again). */
+export function finalRunName(n: number): string {
+  return formatRunName({ kind: 'final', number: n });
+}
+
+/** Whether `name` is a run of the final check (the first or a re-run). */
+export function isFinalRun(name: string): boolean {
+  return parseRunName(name)?.kind === 'final';
+}
 
 const RUN_NAME = /^batch(\d{2,})-(nomem|mem)-run([1-9]\d*)$/;
 const TUNING_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const CASE_ID = /^[A-Za-z0-9._-]+$/;
 
 export function formatRunName(run: RunId): string {
-  if (run.kind === 'final') return FINAL_RUN;
+  if (run.kind === 'final') return run.number === undefined || run.number === 1 ? FINAL_RUN : `${FINAL_RUN}-run${run.number}`;
   return `batch${String(run.batch).padStart(2, '0')}-${run.half}-run${run.number}`;
 }
 
 export function parseRunName(name: string): RunId | null {
   if (name === FINAL_RUN) return { kind: 'final' };
+  const rerun = FINAL_RERUN.exec(name);
+  // `final-check-run1` is not a name we write: the first is `final-check`.
+  if (rerun) return Number(rerun[1]) >= 2 ? { kind: 'final', number: Number(rerun[1]) } : null;
   const m = RUN_NAME.exec(name);
   if (!m) return null;
   const batch = Number(m[1]);

@@ -2,7 +2,7 @@ import type { Complexity } from '../contracts/dataset.js';
 import type { Config } from '../contracts/config.js';
 import { missingConfig } from '../contracts/values.js';
 import { viewDifficult } from './difficult.js';
-import { closedHalf, countedRuns, currentBatch, halfRuns, isVoidRun, runName, type RunState, type TuningState } from './fold.js';
+import { closedHalf, countedRuns, currentBatch, halfRuns, isVoidRun, runName, type EditState, type RunState, type TuningState } from './fold.js';
 import { FINAL_RUN, type Half } from './names.js';
 import { planBatch } from './plan.js';
 import { passedRuleBreaks } from './rules.js';
@@ -103,7 +103,7 @@ function notesFor(input: NextInput): string[] {
   for (const e of state.edits) {
     if (!e.untried || e.status !== 'unconfirmed' || e.index < lastStart) continue;
     const oid = e.oid.slice(0, 7);
-    notes.push(`edit ${oid} came after ${closedHalf(state, e.batch, e.half) ?? `${e.run}'s half closed`}: no run of batch ${e.batch}'s ${e.half === 'mem' ? 'with-memory' : 'no-memory'} half will try it, so it is unconfirmed, and later runs start from it (undo it: git tune revert ${oid})`);
+    notes.push(`edit ${oid} came after ${closedHalf(state, e.batch, e.half) ?? `${e.run}'s half closed`}: no run of batch ${e.batch}'s ${e.half === 'mem' ? 'with-memory' : 'no-memory'} half will try it, so it is unconfirmed; the next grade reverts it unless kept (git tune grade --keep ${oid} --why "…"), and the final check does not start while it stands (undo it now: git tune revert ${oid})`);
   }
   if (state.warnings.length > 0) notes.push(`history has ${state.warnings.length} step(s) that did not fit: git tune status`);
   return notes;
@@ -223,6 +223,16 @@ function decide(input: NextInput): Draft {
     if (plan) {
       return { kind: 'batch', message: `plan batch ${plan.batch}: ${plan.why}`, command: 'git tune batch', batch: plan.batch };
     }
+    const standing = unconfirmedEdits(state);
+    if (standing.length > 0) {
+      const ids = standing.map((e) => e.oid.slice(0, 7));
+      return {
+        kind: 'final',
+        message: `every selected case is used and no difficult case is open, but edit${ids.length === 1 ? '' : 's'} ${ids.join(', ')} ${ids.length === 1 ? 'is' : 'are'} unconfirmed and no run will confirm ${ids.length === 1 ? 'it' : 'them'}: revert ${ids.length === 1 ? 'it' : 'them'}, then run the final check (or keep one on purpose: git tune grade --keep <commit> --why "…")`,
+        command: [...ids.map((id) => `git tune revert ${id}`), 'git tune final'].join(' && '),
+        run: FINAL_RUN,
+      };
+    }
     return { kind: 'final', message: 'every selected case is used and no difficult case is open: run the final check', command: 'git tune final', run: FINAL_RUN };
   }
 
@@ -243,6 +253,16 @@ function decide(input: NextInput): Draft {
     message: `${run.name} is ${grade.verdict}: edit the ${scope} and write ${dir}/runs/${run.name}/changes.md, then record the edit`,
     command: 'git tune edit', ...where(run),
   };
+}
+
+/**
+ * Edits that stand unconfirmed: neither reverted nor kept. A grade reverts
+ * the ones it finds out, so these are edits made after the last batch's
+ * last grade (or in a history written before grades reverted); the final
+ * check does not start while any stands, so at `done` none is left.
+ */
+export function unconfirmedEdits(state: TuningState): EditState[] {
+  return state.edits.filter((e) => e.status === 'unconfirmed');
 }
 
 /** A started run without its run commit: crashed, stopped for the budget, or its sandbox went down. */

@@ -2,6 +2,7 @@ import type { Config } from '../contracts/config.js';
 import type { BatchPlan } from '../contracts/files.js';
 import { viewDifficult } from './difficult.js';
 import { batchCases, batchNumbered, countedRuns, isVoidRun, rightCases, type BatchState, type EditState, type HistoryCommit, type RunState, type TuningState } from './fold.js';
+import { editFate } from './edits.js';
 import type { Half } from './names.js';
 import type { NextStep } from './next.js';
 import { planBatch } from './plan.js';
@@ -95,7 +96,6 @@ export interface ReadmeInput {
 
 const LOG_LIMIT = 60;
 const HALF_TEXT: Record<Half, string> = { nomem: 'no memory', mem: 'with memory' };
-const EDIT_MARK: Record<EditState['status'], string> = { confirmed: 'confirmed', unconfirmed: 'unconfirmed', reverted: 'reverted', pending: 'pending' };
 
 export function renderReadme(input: ReadmeInput): string {
   const { state } = input;
@@ -345,7 +345,7 @@ function changedCell(input: ReadmeInput, b: BatchState): string {
     if (!r.finished) continue;
     const head = r.grade ? `[${r.name.replace(/^batch\d+-/, '')} ${r.grade.verdict}](${findings(r.name)})` : `${r.name.replace(/^batch\d+-/, '')} ${isVoidRun(r) ? 'VOID' : 'not graded'}`;
     const edits = input.state.edits.filter((e) => e.run === r.name);
-    const tail = edits.length > 0 ? ` → [${edits.length === 1 ? 'edit' : `${edits.length} edits`}](${changes(r.name)}) ${edits.map((e) => EDIT_MARK[e.status]).join(', ')}` : '';
+    const tail = edits.length > 0 ? ` → [${edits.length === 1 ? 'edit' : `${edits.length} edits`}](${changes(r.name)}) ${edits.map((e) => e.status).join(', ')}` : '';
     parts.push(head + tail);
   }
   return parts.join('; ') || '–';
@@ -421,7 +421,7 @@ function renderResults(input: ReadmeInput): string {
   lines.push(
     state.selection ? `- cases used: ${used.size} of ${state.selection.selected} selected (${state.selection.total} in the dataset)` : '- cases used: none yet (no selection)',
     `- batches passed with memory: ${state.checkpoints.length} of ${state.batches.length}`,
-    `- edits: ${state.edits.length} (${edits('confirmed')} confirmed, ${edits('unconfirmed')} unconfirmed, ${edits('reverted')} reverted, ${edits('pending')} pending)`,
+    `- edits: ${state.edits.length} (${edits('confirmed')} confirmed, ${edits('unconfirmed')} unconfirmed, ${edits('reverted')} reverted${edits('kept') ? `, ${edits('kept')} kept` : ''}, ${edits('pending')} pending)`,
     `- tokens: ${formatCount(state.usage.tokens)}, cost ${formatUsd(state.usage.costUsd)}`,
   );
   if (without > 0) lines.push(`- memory: the passing runs with memory used ${formatCount(withMemory)} tokens where the same cases without memory used ${formatCount(without)} (${percentSaved(without, withMemory)})`);
@@ -450,7 +450,8 @@ function escapeText(text: string): string {
   return text.replace(/([\\`*_[\]<>|#])/g, '\\$1');
 }
 
-export function describeStep(step: Step, subject: string, edit?: EditState): { text: string; links: Array<[string, string]> } {
+/** One line for a step; `escape` is applied to text a person wrote (a keep's why): markdown for the README, plain for the terminal. */
+export function describeStep(step: Step, subject: string, edit?: EditState, escape: (text: string) => string = escapeText): { text: string; links: Array<[string, string]> } {
   switch (step.step) {
     case 'init': return { text: `started tuning ${step.tuning}`, links: [] };
     case 'config': return { text: `settings changed: ${step.keys.join(', ') || 'config.yaml'}`, links: [['config', 'config.yaml']] };
@@ -462,7 +463,7 @@ export function describeStep(step: Step, subject: string, edit?: EditState): { t
     case 'run-stop': return { text: `${step.run} stopped: ${step.reason}`, links: [] };
     case 'grade': return { text: `graded ${step.run}: ${step.verdict}${step.wrong.length ? `, ${step.wrong.length} wrong` : ''}`, links: [['findings', findings(step.run)]] };
     case 'edit': return {
-      text: `edit after ${step.run}${edit ? `: ${EDIT_MARK[edit.status]}${edit.settledBy && edit.status !== 'reverted' && edit.status !== 'pending' ? ` by ${edit.settledBy}` : ''}` : ''}`,
+      text: `edit after ${step.run}${edit ? `: ${escape(editFate(edit))}` : ''}`,
       links: [['changes', changes(step.run)]],
     };
     case 'revert': return { text: `reverted ${step.reverts.map((o) => o.slice(0, 7)).join(', ') || 'nothing'}`, links: [] };
@@ -490,7 +491,7 @@ function renderLog(input: ReadmeInput): string {
       if (diff.length > 0) text += step.step === 'difficult' ? `: ${diff.join(', ')}` : `; difficult list: ${diff.join(', ')}`;
     } else {
       const edit = edits.get(i);
-      text = edit ? `hand edit after ${edit.run}: ${EDIT_MARK[edit.status]} — ${escapeText(subject)}` : `hand commit: ${escapeText(subject)}`;
+      text = edit ? `hand edit after ${edit.run}: ${escapeText(editFate(edit))} — ${escapeText(subject)}` : `hand commit: ${escapeText(subject)}`;
     }
     lines.push(`- **${i + 1}** ${text}${links.map(([t, href]) => ` · [${t}](${href})`).join('')}`);
   }

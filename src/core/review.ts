@@ -1,4 +1,4 @@
-import type { EditStatus } from './fold.js';
+import type { EditKeep, EditStatus } from './fold.js';
 import type { Half } from './names.js';
 import { escapeCell, formatCount, formatUsd, percentSaved } from './usage.js';
 
@@ -56,6 +56,8 @@ export interface ReviewEdit {
   triedBy: string | null;
   /** The revert commit that undid it. */
   revertedBy: string | null;
+  /** Who kept it unconfirmed on purpose, and why. */
+  kept: EditKeep | null;
   why: string[];
   files: ReviewFileDiff[];
   url: string | null;
@@ -153,6 +155,7 @@ function editFate(e: ReviewEdit): string {
     case 'unconfirmed': return `**unconfirmed** by ${e.triedBy}`;
     case 'reverted': return `**reverted** by ${e.revertedBy ? `\`${short(e.revertedBy)}\`` : 'a revert'}${e.triedBy ? ` after ${e.triedBy} did not confirm it` : ', before any run tried it'}`;
     case 'pending': return '**pending**: no run has tried it yet';
+    case 'kept': return `**kept** by ${e.kept?.by || 'someone'} (${e.kept?.why || 'no reason given'})${e.triedBy ? ` though ${e.triedBy} did not confirm it` : ', though no run tried it'}`;
   }
 }
 

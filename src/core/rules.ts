@@ -7,7 +7,7 @@ import { confirmsEdit, countedRuns, editsTriedBy, halfRuns, type RunState, type 
  * reports them as `refused` (or `confirm`, when edits wait for a run).
  */
 export interface RuleBreak {
-  rule: 'review' | 'pending' | 'unreverted' | 'wrong-not-difficult';
+  rule: 'review' | 'pending' | 'unreverted' | 'unsettled' | 'wrong-not-difficult';
   message: string;
   fix: string;
 }
@@ -20,6 +20,8 @@ export interface PassedRuleInput {
   /** Findings being graded, when they are not yet recorded (grade checks before writing). */
   review?: boolean;
   wrong?: readonly string[];
+  /** Edits the grade being recorded reverts or keeps before its own commit (their ids): settled, whatever their status now. */
+  settling?: readonly string[];
 }
 
 export function reviewHeading(run: RunState): string {
@@ -40,13 +42,25 @@ export function passedRuleBreaks(input: PassedRuleInput): RuleBreak[] {
     });
   }
   // An edit made after the half closed (between batches) was never the half's to try: nothing waits for it.
-  const edits = state.edits.filter((e) => e.batch === run.batch && e.half === run.half && !e.untried);
+  const settling = new Set(input.settling ?? []);
+  const edits = state.edits.filter((e) => e.batch === run.batch && e.half === run.half && !e.untried && !settling.has(e.oid));
   // An edit made before this run started is settled by this run's grade; only later ones wait for a run.
   const pending = edits.filter((e) => e.status === 'pending' && e.index > run.startIndex);
   // A first grade settles the edits this run tried: judge them as it will record them.
-  const tried = run.grade === null ? editsTriedBy(state, run).filter((e) => !confirmsEdit(state, e, run, wrong, 'PASSED')) : [];
+  const tried = run.grade === null
+    ? editsTriedBy(state, run).filter((e) => !settling.has(e.oid) && !confirmsEdit(state, e, run, wrong, 'PASSED'))
+    : [];
   const unconfirmed = [...edits.filter((e) => e.status === 'unconfirmed'), ...tried];
   const atLimit = countedRuns(halfRuns(state, run.batch, run.half)) >= input.maxRuns;
+  if (!atLimit && unconfirmed.length > 0) {
+    // Rule (b'): a half passes holding only confirmed edits, or ones a person kept on purpose.
+    const ids = unconfirmed.map((e) => e.oid.slice(0, 7));
+    breaks.push({
+      rule: 'unsettled',
+      message: `edit${ids.length === 1 ? '' : 's'} ${ids.join(', ')} of this half ${ids.length === 1 ? 'is' : 'are'} unconfirmed and neither reverted nor kept (to keep one on purpose: git tune grade --keep <commit> --why "…")`,
+      fix: ids.map((id) => `git tune revert ${id}`).join(' && '),
+    });
+  }
   if (atLimit) {
     const left = [...pending, ...unconfirmed];
     if (left.length > 0) {

@@ -32,13 +32,24 @@ export type StepData =
       costUsd: number;
     }
   | { step: 'run-stop'; run: string; reason: string; tokens: number; costUsd: number }
-  | { step: 'grade'; run: string; verdict: Verdict; wrong: string[]; review: boolean }
+  | { step: 'grade'; run: string; verdict: Verdict; wrong: string[]; review: boolean; keep?: Keep }
   | { step: 'edit'; run: string; aims: string[] | null }
   | { step: 'revert'; reverts: string[] }
   | { step: 'difficult' }
   | { step: 'candidate'; run: string }
   | { step: 'checkpoint'; batch: number }
   | { step: 'note' };
+
+/**
+ * Unconfirmed edits a grade keeps on purpose (`git tune grade --keep <commit>
+ * --why "…"`): who kept them (the grade's author) and why, so the history
+ * says it (docs/design.md, "Edits settle at grading").
+ */
+export interface Keep {
+  edits: string[];
+  why: string;
+  by: string;
+}
 
 export type StepKind = StepData['step'];
 export const STEP_KINDS: readonly StepKind[] = [
@@ -126,6 +137,10 @@ function stepTrailers(step: Step): Trailer[] {
         ['Tune-Wrong', formatIds(step.wrong)],
         ['Tune-Review', step.review ? 'yes' : 'no'],
       );
+      if (step.keep) {
+        for (const oid of step.keep.edits) t.push(['Tune-Keep', oid]);
+        t.push(['Tune-Keep-Why', oneLine(step.keep.why)], ['Tune-Kept-By', oneLine(step.keep.by)]);
+      }
       break;
     case 'edit':
       t.push(['Tune-Run', step.run]);
@@ -315,9 +330,11 @@ function stepOf(trailers: readonly Trailer[]): Step | null {
     case 'grade': {
       const verdict = get('tune-verdict');
       if (run === undefined || !(VERDICTS as readonly string[]).includes(verdict ?? '')) return null;
+      const kept = trailerValues(trailers, 'Tune-Keep');
       return {
         tuning, difficult, step: 'grade', run, verdict: verdict as Verdict,
         wrong: parseIds(get('tune-wrong')), review: get('tune-review') === 'yes',
+        ...(kept.length > 0 ? { keep: { edits: kept, why: get('tune-keep-why') ?? '', by: get('tune-kept-by') ?? '' } } : {}),
       };
     }
     case 'edit': {

@@ -270,35 +270,34 @@ fs.writeFileSync(process.env.TUNE_OUTPUT, JSON.stringify(result));
 });
 
 describe.concurrent('git tune revert', { timeout: 180_000 }, () => {
-  it('with no argument, reverts every unconfirmed and pending edit of the half, keeps the confirmed one and says why', async () => {
+  it('with no argument, reverts every pending edit of the half (the grade reverted the unconfirmed one), keeps the confirmed one and says why', async () => {
     const repo = await graded();
     const fixes = await edit(repo, RUN1, { 'agents/prompt.md': 'Answer politely.\nRefunds: 30 days.\n' }, '- prompt.md: refunds in days\n\nAims: billing-refund-03');
     const fixesNothing = await edit(repo, RUN1, { 'agents/refunds.md': replaceLine(REFUNDS, 2, '- refund rule 2: reset links are for passwords') }, '\n## Second edit\n\nAims: tech-reset-02');
     await ok(repo, ['run']);
     await ok(repo, ['grade', '--draft']);
-    await ok(repo, ['grade']);
+    const graded2 = await ok(repo, ['grade']);
+    // Recording the grade settled the two edits: the one that fixed nothing is reverted by a commit of the grade's own.
+    expect(graded2.stdout).toMatch(new RegExp(`^reverted ${fixesNothing.slice(0, 7)} with [0-9a-f]{7} \\(not confirmed by ${RUN2}\\): agents/refunds.md$`, 'm'));
+    expect(read(repo, 'agents/refunds.md')).toBe(REFUNDS);
     const pending = await edit(repo, RUN2, { 'agents/refunds.md': replaceLine(read(repo, 'agents/refunds.md'), 11, '- refund rule 11: ask twice') }, '- refunds.md: rule 11');
-    expect((await edits(repo)).map((e) => [e.commit, e.status])).toEqual([[fixes, 'confirmed'], [fixesNothing, 'unconfirmed'], [pending, 'pending']]);
+    expect((await edits(repo)).map((e) => [e.commit, e.status])).toEqual([[fixes, 'confirmed'], [fixesNothing, 'reverted'], [pending, 'pending']]);
 
     const before = tip(repo);
     const r = await ok(repo, ['revert']);
     expect(r.stdout).toBe([
       `reverted ${pending.slice(0, 7)} (pending): agents/refunds.md`,
-      `reverted ${fixesNothing.slice(0, 7)} (unconfirmed by ${RUN2}): agents/refunds.md`,
       `kept ${fixes.slice(0, 7)}: confirmed by ${RUN2}`,
       '',
     ].join('\n'));
     expect(read(repo, 'agents/refunds.md')).toBe(REFUNDS);
     expect(read(repo, 'agents/prompt.md')).toBe('Answer politely.\nRefunds: 30 days.\n');
 
-    // New commits on top, one per edit, newest edit first; history not rewritten.
+    // New commits on top, one per edit; history not rewritten.
     expect(() => repo.git('merge-base', '--is-ancestor', before, 'HEAD')).not.toThrow();
     const log = repo.git('log', '--format=%s%n%(trailers:key=Tune-Step,valueonly)%(trailers:key=Tune-Reverts,valueonly)', `${before}..HEAD`).split('\n').filter(Boolean);
-    expect(log).toEqual([
-      `Revert "tune(desk): edit after ${RUN1}: agents/refunds.md"`, 'revert', fixesNothing,
-      `Revert "tune(desk): edit after ${RUN2}: agents/refunds.md"`, 'revert', pending,
-    ]);
-    expect(repo.git('log', '-1', '--format=%b').trim()).toContain(`This reverts commit ${fixesNothing}: not confirmed by ${RUN2}.`);
+    expect(log).toEqual([`Revert "tune(desk): edit after ${RUN2}: agents/refunds.md"`, 'revert', pending]);
+    expect(repo.git('log', '-1', '--format=%b').trim()).toContain(`This reverts commit ${pending}: no run has tried it.`);
     expect((await edits(repo)).map((e) => e.status)).toEqual(['confirmed', 'reverted', 'reverted']);
     expect(repo.git('status', '--porcelain')).toBe('');
     expect(() => repo.fsck()).not.toThrow();

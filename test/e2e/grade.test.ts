@@ -145,31 +145,29 @@ describe.concurrent('git tune grade: the rules a PASSED must meet', { timeout: 1
     expect(JSON.parse((await ok(repo, ['next', '--json'])).stdout)).toMatchObject({ kind: 'confirm', run: 'batch01-nomem-run2' });
   });
 
-  it('(b) at maxRuns refuses a PASSED while an unconfirmed or pending edit stands, and accepts it after git tune revert', async () => {
+  it('(b) at maxRuns refuses a PASSED while a pending edit stands, and accepts it after git tune revert (the grade reverted the unconfirmed one)', async () => {
     const repo = await ranOnce({ a: politely, c: days }, [['maxRuns', '2']]);
     await draft(repo, RUN1);
     await ok(repo, ['grade']);
     const fixesNothing = await edit(repo, RUN1, 'Refunds take a while.', 'c');
     await ok(repo, ['run']);
 
-    // Run 2 of 2 tried the edit and c is still wrong: the grade about to be recorded makes it unconfirmed.
-    await draft(repo, 'batch01-nomem-run2', (t) => t.replace(/^## .+$/m, '## PASSED').replace('## Difficult\n', '## Difficult\n\nadd c wrong\n'));
-    const err = await refused(repo, ['grade'], 3);
-    expect(err).toContain(`- rule unreverted: the half used all 2 runs: PASSED needs every unconfirmed and pending edit reverted first (${fixesNothing.slice(0, 7)})`);
-    expect(err).toContain('fix: git tune revert');
-    expect(err).not.toContain('rule wrong-not-difficult'); // the ## Difficult line counts
+    // Run 2 of 2 tried the edit and c is still wrong: recording its grade reverts the edit first, with a commit of its own.
+    await draft(repo, 'batch01-nomem-run2', (t) => t.replace('## Difficult\n', '## Difficult\n\nadd c wrong\n'));
+    const graded2 = await ok(repo, ['grade']);
+    expect(graded2.stdout).toContain(`reverted ${fixesNothing.slice(0, 7)} with `);
+    expect(read(repo, 'agents/prompt.md')).toBe('Answer politely.\n');
+    expect(repo.git('log', '-2', '--format=%(trailers:key=Tune-Step,valueonly)').split('\n').filter(Boolean)).toEqual(['grade', 'revert']);
 
-    // Graded for what it showed; then one more edit, pending at the limit.
-    write(repo, FINDINGS('batch01-nomem-run2'), read(repo, FINDINGS('batch01-nomem-run2')).replace('## PASSED', '## NO CHANGE'));
-    await ok(repo, ['grade']);
+    // One more edit, pending at the limit.
     const pending = await edit(repo, 'batch01-nomem-run2', 'Refunds: in good time.');
     expect(JSON.parse((await ok(repo, ['next', '--json'])).stdout).kind).toBe('stop-batch');
     const both = await refused(repo, ['grade', '--verdict', 'PASSED', '--run', 'batch01-nomem-run2'], 3);
-    expect(both).toContain(`reverted first (${pending.slice(0, 7)}, ${fixesNothing.slice(0, 7)})`);
+    expect(both).toContain(`- rule unreverted: the half used all 2 runs: PASSED needs every unconfirmed and pending edit reverted first (${pending.slice(0, 7)})`);
+    expect(both).toContain('fix: git tune revert');
 
     const reverted = (await ok(repo, ['revert'])).stdout;
     expect(reverted).toContain(`reverted ${pending.slice(0, 7)} (pending)`);
-    expect(reverted).toContain(`reverted ${fixesNothing.slice(0, 7)} (unconfirmed by batch01-nomem-run2)`);
     await ok(repo, ['grade', '--verdict', 'PASSED', '--run', 'batch01-nomem-run2']);
     expect(trailer(repo, 'Tune-Verdict')).toBe('PASSED');
     expect(read(repo, 'agents/prompt.md')).toBe('Answer politely.\n');

@@ -18,9 +18,9 @@ import { CLI, ROOT, TempRepo, type CliResult } from '../helpers/repo.js';
  *   confirms it; at maxRuns, stop-batch keeps it, lists the two cases still
  *   wrong as difficult and writes PASSED; with memory: same answers, cheaper.
  * - batch 2 (its two difficult cases rechecked, so stuck at maxRetries 1): one
- *   edit fixes three cases (one of them stuck), one fixes nothing; the grader's
- *   PASSED is refused while that edit stands; graded PROGRESS instead, stop-batch
- *   reverts it and writes PASSED; the with-memory PASSED fixes the stuck case
+ *   edit fixes three cases (one of them stuck), one fixes nothing; recording
+ *   the grader's PASSED reverts that edit first (a revert commit of the
+ *   grade's own) and keeps the confirmed one; the with-memory PASSED fixes the stuck case
  *   it got right; returns-condition stays stuck.
  * - the final check grades itself VERIFIED.
  */
@@ -259,7 +259,7 @@ describe('the batch loop by hand, following git tune next', () => {
     expect(edits.find((e) => e.commit === editB)).toMatchObject({ status: 'pending', aims: ['shipping-delivery-plan', 'billing-refund-how', 'billing-payment-plan'] });
   });
 
-  it('batch 2: PASSED is refused while the edit that fixed nothing stands; stop-batch reverts it', async () => {
+  it('batch 2: grading run 2 of 2 reverts the edit that fixed nothing (a revert commit before the grade), keeps the one that fixed, and PASSED holds', async () => {
     expect((await follow('confirm')).step.run).toBe('batch02-nomem-run2');
     expect(await editStatus(editB)).toBe('pending');
     await ok(['grade', '--draft']);
@@ -268,32 +268,21 @@ describe('the batch loop by hand, following git tune next', () => {
     expect(draft.startsWith('## PASSED\n')).toBe(true);
     expect(draft).toContain('fix billing-payment-plan — right and not costly in a PASSED run');
 
-    const before = tip();
-    const refused = await tune(['grade']);
-    expect(refused.code).toBe(3);
-    expect(refused.stderr).toContain('PASSED is refused for batch02-nomem-run2');
-    expect(refused.stderr).toContain('rule unreverted: the half used all 2 runs');
-    expect(refused.stderr).toContain('fix: git tune revert');
-    expect(tip()).toBe(before);
-
-    // The grader grades what the run showed instead.
-    write(findings, draft.replace('## PASSED\n', '## PROGRESS\n'));
-    await ok(['grade']);
-    expect(await editStatus(editB)).toBe('confirmed');
-    expect(await editStatus(editC)).toBe('unconfirmed');
-    expect(await difficult()).toEqual(['billing-payment-plan fixed', 'returns-condition stuck']);
-
     const returnsBefore = repo.git('show', `${editC}^:agents/prompts/returns.md`);
-    const { step, outputs } = await follow('stop-batch');
-    expect(step.command).toBe('git tune revert && git tune grade --verdict PASSED --run batch02-nomem-run2');
-    expect(outputs[0]!.stdout).toContain(`reverted ${editC.slice(0, 7)} (unconfirmed by batch02-nomem-run2): agents/prompts/returns.md`);
-    expect(outputs[0]!.stdout).toContain(`kept ${editB.slice(0, 7)}: confirmed by batch02-nomem-run2`);
+    const before = tip();
+    const graded = await ok(['grade']);
+    expect(graded.stdout).toMatch(new RegExp(`^reverted ${editC.slice(0, 7)} with [0-9a-f]{7} \\(not confirmed by batch02-nomem-run2\\): agents/prompts/returns\\.md$`, 'm'));
+    expect(graded.stdout).toContain('batch02-nomem-run2: PASSED');
+    expect(await editStatus(editB)).toBe('confirmed');
+    expect(await editStatus(editC)).toBe('reverted');
+    expect(await difficult()).toEqual(['billing-payment-plan fixed', 'returns-condition stuck']);
     expect(read('agents/prompts/returns.md')).toBe(returnsBefore);
     expect(read('agents/prompts/billing.md')).toContain('- refund window: 30 days');
-    expect(await editStatus(editC)).toBe('reverted');
-    const revert = repo.git('log', '-1', '--format=%s%n%(trailers:key=Tune-Reverts,valueonly)', '--grep=^Tune-Step: revert$', 'HEAD').trim().split('\n');
-    expect(revert[0]).toMatch(/^Revert "tune\(demo\): edit after batch02-nomem-run1: agents\/prompts\/returns\.md"$/);
-    expect(revert[1]).toBe(editC);
+    // Two commits: the revert, then the grade.
+    const steps = repo.git('log', '--format=%s%n%(trailers:key=Tune-Step,valueonly)%(trailers:key=Tune-Reverts,valueonly)', `${before}..HEAD`).split('\n').filter(Boolean);
+    expect(steps[1]).toBe('grade');
+    expect(steps[2]).toMatch(/^Revert "tune\(demo\): edit after batch02-nomem-run1: agents\/prompts\/returns\.md"$/);
+    expect(steps.slice(3)).toEqual(['revert', editC]);
     expect(read(`${RUNS}/batch02-nomem-run2/findings.md`).startsWith('## PASSED\n')).toBe(true);
   });
 
@@ -336,8 +325,8 @@ describe('the batch loop by hand, following git tune next', () => {
       ...run, 'config', ...run, 'grade', 'edit', ...run, 'grade', // batch 1 no memory: VOID, re-run, edit, confirm
       'difficult', 'difficult', 'grade', // stop-batch (nothing to revert)
       'candidate', ...run, 'grade', 'checkpoint',
-      'plan', ...run, 'grade', 'edit', 'edit', ...run, 'grade', // PROGRESS
-      'revert', 'grade', // stop-batch: the edit that fixed nothing, then PASSED
+      'plan', ...run, 'grade', 'edit', 'edit', ...run,
+      'revert', 'grade', // the grade of run 2 reverts the edit that fixed nothing, then records PASSED
       'candidate', ...run, 'grade', 'checkpoint',
       ...run, 'grade', // the final check
     ]);

@@ -71,16 +71,17 @@ describe('README.md and USAGE.md in every step, log and review', () => {
     repo.write({ 'agents/prompt.md': 'Answer rudely. Offer a refund.\n', [`${DIR}/runs/batch01-nomem-run2/changes.md`]: '## Tone\nShorter answers.\n' });
     await ok(['edit']);
     await ok(['run']);
+    // Recording the grade reverts the edit run 3 did not confirm: a revert commit, then the grade commit.
     await ok(['grade', '--verdict', 'REGRESSION']);
-    await ok(['revert']);
-    revertCommit = repo.git('rev-parse', 'tune/desk').trim();
+    revertCommit = repo.git('rev-parse', 'tune/desk~1').trim();
   });
   afterAll(() => repo.cleanup());
 
   it('every step commit holds a README whose map parses with one now node, and whose next is git tune next', () => {
     expect(readmes.map((r) => r.step)).toEqual([
-      'init', 'dataset', 'config', 'select', 'plan', 'run', 'grade', 'edit', 'run', 'grade', 'edit', 'run', 'grade', 'revert',
+      'init', 'dataset', 'config', 'select', 'plan', 'run', 'grade', 'edit', 'run', 'grade', 'edit', 'run', 'grade',
     ]);
+    expect(repo.git('log', '-1', '--format=%(trailers:key=Tune-Step,valueonly)', revertCommit).trim()).toBe('revert');
     for (const { step, readme, next } of readmes) {
       const [map] = mermaidBlocks(readme);
       expect(checkFlowchart(map!).problems, step).toEqual([]);
@@ -127,12 +128,20 @@ describe('README.md and USAGE.md in every step, log and review', () => {
     const text = await tune(repo, ['log']);
     const lines = text.stdout.split('\n');
     expect(lines[0]).toBe('tuning desk: 17 steps, newest first');
-    expect(lines[3]).toMatch(/^17 +[0-9a-f]{7} +revert +reverted [0-9a-f]{7}$/);
+    expect(lines[3]).toMatch(/^17 +[0-9a-f]{7} +grade +batch01-nomem-run3 +graded batch01-nomem-run3: REGRESSION, 2 wrong; difficult add a flaky; difficult add c flaky$/);
+    expect(lines[4]).toMatch(/^16 +[0-9a-f]{7} +revert +reverted [0-9a-f]{7}$/);
+    expect(text.stdout).toContain(`reverted by ${revertCommit.slice(0, 7)} (batch01-nomem-run3 did not confirm it)`);
     const json = JSON.parse((await tune(repo, ['log', '--json'])).stdout);
     const edits = json.steps.filter((s: { step: string }) => s.step === 'edit');
     expect(edits.map((e: { edit: unknown }) => e.edit)).toEqual([
-      { status: 'reverted', run: 'batch01-nomem-run2', aims: [], settledBy: revertCommit, hand: false },
-      { status: 'confirmed', run: 'batch01-nomem-run1', aims: ['b'], settledBy: 'batch01-nomem-run2', hand: false },
+      {
+        status: 'reverted', run: 'batch01-nomem-run2', aims: [], settledBy: revertCommit, hand: false,
+        triedBy: 'batch01-nomem-run3', revertedBy: revertCommit, kept: null, fate: `reverted by ${revertCommit.slice(0, 7)} (batch01-nomem-run3 did not confirm it)`,
+      },
+      {
+        status: 'confirmed', run: 'batch01-nomem-run1', aims: ['b'], settledBy: 'batch01-nomem-run2', hand: false,
+        triedBy: 'batch01-nomem-run2', revertedBy: null, kept: null, fate: 'confirmed by batch01-nomem-run2',
+      },
     ]);
   });
 

@@ -22,7 +22,7 @@ const CASES = ['a', 'b', 'c', 'd', 'e', 'f'];
 const id = fc.constantFrom(...CASES, 'zz');
 const ids = fc.uniqueArray(id, { maxLength: 4 });
 const runName = fc.oneof(
-  { weight: 1, arbitrary: fc.constant('final-check') },
+  { weight: 1, arbitrary: fc.constantFrom('final-check', 'final-check-run2') },
   { weight: 6, arbitrary: fc.record({ batch: fc.integer({ min: 1, max: 3 }), half: fc.constantFrom('nomem' as const, 'mem' as const), number: fc.integer({ min: 1, max: 3 }) }).map((r) => formatRunName({ kind: 'batch', ...r })) },
 );
 const difficult = fc.array(fc.oneof(
@@ -42,6 +42,9 @@ const data: fc.Arbitrary<Data> = fc.oneof(
     .map((d) => ({ step: 'run', ...d }) as Data),
   fc.record({ run: runName, reason: fc.constantFrom('budget spent', 'sandbox down: gone'), tokens: fc.nat(5000), costUsd: fc.constant(0.5) }).map((d) => ({ step: 'run-stop', ...d }) as Data),
   fc.record({ run: runName, verdict: fc.constantFrom(...VERDICTS), wrong: ids, review: fc.boolean() }).map((d) => ({ step: 'grade', ...d }) as Data),
+  // A grade that keeps an edit on purpose: the commit `back` steps before it (often not an unconfirmed edit: a warning).
+  fc.record({ run: runName, verdict: fc.constantFrom(...VERDICTS), wrong: ids, back: fc.nat(3) })
+    .map((d) => ({ step: 'grade', run: d.run, verdict: d.verdict, wrong: d.wrong, review: true, keepBack: d.back }) as unknown as Data),
   fc.record({ run: runName, aims: fc.option(ids, { nil: null }) }).map((d) => ({ step: 'edit', ...d }) as Data),
   fc.record({ back: fc.nat(30) }).map((d) => ({ step: 'revert', reverts: [], back: d.back }) as unknown as Data),
   fc.constant({ step: 'difficult' } as Data),
@@ -68,6 +71,11 @@ function historyOf(entries: readonly Entry[]): HistoryCommit[] {
       let d = e.data;
       // A revert names edits of this history (or none): the commit `back` steps before it.
       if (d.step === 'revert') d = { step: 'revert', reverts: [commits[Math.max(0, commits.length - 1 - ((d as unknown as { back: number }).back % commits.length))]!.oid] };
+      const keepBack = (d as unknown as { keepBack?: number }).keepBack;
+      if (d.step === 'grade' && keepBack !== undefined) {
+        const { keepBack: _, ...grade } = d as unknown as Data & { keepBack: number };
+        d = { ...grade, keep: { edits: [commits[Math.max(0, commits.length - 1 - (keepBack % commits.length))]!.oid], why: 'house style', by: 'A Person <a@example.com>' } } as Data;
+      }
       commits.push({ oid, message: formatStep({ ...d, tuning: TUNING, difficult: e.difficult } as Step, `tune(${TUNING}): ${d.step}`) });
     }
   }
@@ -92,6 +100,11 @@ describe('the fold and next over any history', () => {
       const config = s === null ? null : withDefaults(configSchema.parse({ prose: ['agents/*.md'], runner: { command: ['node', 'agent.js'] }, ...s }));
       const next = decideNext({ state, config, selection, complexity: complexityOf(['a', 'c']), dir: `.tune/${TUNING}` });
       expect(NEXT_KINDS).toContain(next.kind);
+      // An edit is kept exactly when a grade kept it (an unconfirmed one), and says who kept it.
+      for (const e of state.edits) {
+        expect(e.status === 'kept').toBe(e.kept !== null);
+        if (e.status === 'kept') expect(e.kept!.by).toBe('A Person <a@example.com>');
+      }
       expect(typeof next.message).toBe('string');
       if (['done', 'void-floor', 'final-failed'].includes(next.kind)) expect(next.command).toBeNull();
       else expect(next.command, `${next.kind}: ${next.message}`).toMatch(/^git tune /);

@@ -226,7 +226,7 @@ describe('next: an edit between batches (SPEC 2, 3.5)', () => {
   it('moves on to the next batch, never to a confirm no run of the closed half could answer', () => {
     const h = new History().setup(6).smoothBatch(1, ABC);
     const edit = h.hand(true);
-    const note = `edit ${edit.slice(0, 7)} came after batch 1's memory was checkpointed: no run of batch 1's with-memory half will try it, so it is unconfirmed, and later runs start from it (undo it: git tune revert ${edit.slice(0, 7)})`;
+    const note = `edit ${edit.slice(0, 7)} came after batch 1's memory was checkpointed: no run of batch 1's with-memory half will try it, so it is unconfirmed; the next grade reverts it unless kept (git tune grade --keep ${edit.slice(0, 7)} --why "…"), and the final check does not start while it stands (undo it now: git tune revert ${edit.slice(0, 7)})`;
     const plan = expectKind('batch', next(h, { selection: SIX }), 'batch');
     expect(plan.notes).toContain(note);
     h.plan(2, ['d', 'e', 'f'], ['a']);

@@ -241,7 +241,7 @@ describe('the review body', () => {
       ...base,
       edits: [0, 1].map((i) => ({
         commit: String(i).repeat(40), run: 'batch03-nomem-run1', half: 'nomem' as const, hand: false, aims: ['a'],
-        status: 'confirmed' as const, triedBy: 'batch03-nomem-run2', revertedBy: null, why: ['shorter rule'],
+        status: 'confirmed' as const, triedBy: 'batch03-nomem-run2', revertedBy: null, kept: null, why: ['shorter rule'],
         files: [{ path: 'agents/p.md', patch: huge(2000) }, { path: 'agents/small.md', patch: '--- a/s\n+++ b/s\n@@ -1 +1 @@\n-a\n+b\n' }],
         url: i === 0 ? `https://github.com/o/r/commit/${'0'.repeat(40)}` : null,
       })),
@@ -255,8 +255,8 @@ describe('the review body', () => {
     expect(renderReview({ ...input, edits: [] })).not.toContain('cut');
   });
 
-  it('a confirmed, an unconfirmed, a reverted and a pending edit each say so', () => {
-    const edit = { commit: 'c'.repeat(40), run: 'batch03-nomem-run1', half: 'nomem' as const, hand: false, aims: [], why: [], files: [], url: null };
+  it('a confirmed, an unconfirmed, a reverted, a kept and a pending edit each say so', () => {
+    const edit = { commit: 'c'.repeat(40), run: 'batch03-nomem-run1', half: 'nomem' as const, hand: false, aims: [], why: [], files: [], url: null, kept: null };
     const body = renderReview({
       ...base,
       edits: [
@@ -265,6 +265,7 @@ describe('the review body', () => {
         { ...edit, status: 'reverted', triedBy: 'batch03-nomem-run3', revertedBy: 'd'.repeat(40) },
         { ...edit, status: 'reverted', triedBy: null, revertedBy: 'e'.repeat(40), hand: true },
         { ...edit, status: 'pending', triedBy: null, revertedBy: null },
+        { ...edit, status: 'kept', triedBy: 'batch03-nomem-run2', revertedBy: null, kept: { by: 'Ann <ann@example.com>', why: 'house style', commit: 'f'.repeat(40) } },
       ],
     });
     expect(body).toContain('edit after batch03-nomem-run1 — **confirmed** by batch03-nomem-run2');
@@ -272,6 +273,7 @@ describe('the review body', () => {
     expect(body).toContain('— **reverted** by `ddddddd` after batch03-nomem-run3 did not confirm it');
     expect(body).toContain('hand edit after batch03-nomem-run1 — **reverted** by `eeeeeee`, before any run tried it');
     expect(body).toContain('— **pending**: no run has tried it yet');
+    expect(body).toContain('— **kept** by Ann <ann@example.com> (house style) though batch03-nomem-run2 did not confirm it');
   });
 });
 

@@ -109,10 +109,14 @@ describe('PASSED rules (SPEC 3.4)', () => {
       expect(breaksOf(h, nomem(1, 2), { maxRuns: 2 })).toEqual([]);
     });
 
-    it('does not apply before the limit: an unconfirmed edit alone does not block', () => {
-      const { h } = atLimit();
+    it("does not apply before the limit: an unconfirmed edit there breaks rule (b') instead", () => {
+      const { h, unconfirmed } = atLimit();
       h.grade(nomem(1, 2), 'PASSED', ['a']);
-      expect(breaksOf(h, nomem(1, 2), { maxRuns: 3 })).toEqual([]);
+      expect(breaksOf(h, nomem(1, 2), { maxRuns: 3 })).toEqual([{
+        rule: 'unsettled',
+        message: `edit ${unconfirmed.slice(0, 7)} of this half is unconfirmed and neither reverted nor kept (to keep one on purpose: git tune grade --keep <commit> --why "…")`,
+        fix: `git tune revert ${unconfirmed.slice(0, 7)}`,
+      }]);
     });
   });
 

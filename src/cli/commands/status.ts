@@ -24,6 +24,9 @@ export async function run(io: CommandIO, opts: { json?: boolean; tuning?: string
   });
   for (const f of report.final) rows.push(['final', 'selection', f.run, f.finished ? (f.verdict ?? 'not graded') : 'unfinished', '']);
   if (rows.length > 0) lines.push('', table(['batch', 'cases', 'run', 'verdict', 'checkpoint'], rows));
+  if (report.edits.length > 0) {
+    lines.push('', table(['edit', 'after', 'where it stands'], report.edits.map((e) => [`${e.commit.slice(0, 7)}${e.hand ? ' (hand)' : ''}`, e.run, e.fate])));
+  }
   for (const w of report.warnings) lines.push(`warning: ${w}`);
   lines.push('', `next: ${renderNext(report.next)}`);
   io.out(lines.join('\n'));

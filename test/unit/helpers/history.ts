@@ -4,7 +4,7 @@ import type { Complexity } from '../../../src/contracts/dataset.js';
 import type { DifficultReason } from '../../../src/contracts/files.js';
 import { foldHistory, runName, type HistoryCommit, type TuningState } from '../../../src/core/fold.js';
 import type { NextInput } from '../../../src/core/next.js';
-import { formatStep, type DifficultChange, type Step, type StepData, type Verdict } from '../../../src/core/steps.js';
+import { formatStep, type DifficultChange, type Keep, type Step, type StepData, type Verdict } from '../../../src/core/steps.js';
 
 /**
  * Hand-built tuning histories, made the way the product makes them: each
@@ -35,6 +35,8 @@ export interface FinishOptions {
 export interface GradeOptions {
   review?: boolean;
   difficult?: DifficultChange[];
+  /** Unconfirmed edits the grade keeps on purpose (`git tune grade --keep`). */
+  keep?: Keep;
 }
 
 export class History {
@@ -110,7 +112,7 @@ export class History {
   }
 
   grade(run: string, verdict: Verdict, wrong: string[] = [], opts: GradeOptions = {}): string {
-    return this.step({ step: 'grade', run, verdict, wrong, review: opts.review ?? true }, opts.difficult);
+    return this.step({ step: 'grade', run, verdict, wrong, review: opts.review ?? true, ...(opts.keep ? { keep: opts.keep } : {}) }, opts.difficult);
   }
 
   /** start + finish + grade, the usual shape of one run. */
