@@ -213,6 +213,9 @@ async function addDifficult(tuning: Tuning, id: string, reason: DifficultReason,
 
 function gradeLine(outcome: GradeOutcome): string {
   return [
+    // Edits settle at grading: what the run did not confirm is reverted before the grade commit.
+    ...outcome.reverted.map((r) => `reverted ${r.edit.slice(0, 7)} with ${r.commit.slice(0, 7)} (${r.why}): ${r.files.join(', ') || 'no prose file'}`),
+    ...outcome.kept.map((k) => `kept ${k.edit.slice(0, 7)} (unconfirmed) on purpose: ${k.why} (${k.by})`),
     `${outcome.run}: ${outcome.verdict}${outcome.wrong.length ? ` (wrong: ${outcome.wrong.join(', ')})` : ''}`,
     ...outcome.difficult.map((d) => `  difficult ${d.op} ${d.id}${d.op === 'add' ? ` (${d.reason})` : ''}`),
   ].join('\n');

@@ -118,6 +118,7 @@ describe.concurrent('git tune auto on a help desk that is not the example', () =
     expect(steps.indexOf(confirming)).toBeLessThan(i);
     expect(steps[i + 1]).toMatchObject({ step: 'grade', run: confirming.run });
     expect(at(repo, 'desk/prompt.md')).not.toMatch(new RegExp(`legal-advice note ${edit.run}`));
+    expect(result.stderr).toContain(`reverted ${edit.oid.slice(0, 7)} with ${revert.oid.slice(0, 7)} (`);
 
     // The memory shortfall the editor can fix: saved twice, no proposal for it, the editor reads the findings.
     const memEdit = steps.find((s) => s.step === 'edit' && s.run.includes('-mem-'))!;

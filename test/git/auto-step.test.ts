@@ -1,11 +1,12 @@
 import { existsSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
+import { autoTuning, newSession } from '../../src/app/auto.js';
 import { performStep, type StepContext } from '../../src/app/auto-step.js';
 import { nextFor } from '../../src/app/decide.js';
 import { openTuning } from '../../src/app/tuning.js';
 import type { CaseEvent } from '../../src/run/progress.js';
 import { TempRepo } from '../helpers/repo.js';
-import { plainCase, plannedRepo, stepsBetween, tuneOk } from '../reliability/helpers.js';
+import { plainCase, plannedRepo, RUNNER, stepsBetween, tuneOk } from '../reliability/helpers.js';
 
 /**
  * The steps of `git tune auto`, in-process on real repositories: each
@@ -123,5 +124,23 @@ describe.concurrent('auto steps: typed outcomes', () => {
     const changes = over.git('show', 'tune/desk:.tune/desk/runs/batch01-nomem-run1/changes.md');
     expect(changes).toBe('# Changes\n\nBe brief.\n\nAims: o2\n\nPut back by git-tune: the editor also changed README.md, which is not prose of this tuning.\n');
     expect(over.git('show', '--stat', '--format=%s', 'tune/desk')).toMatch(/^tune\(desk\): edit after batch01-nomem-run1: agents\/prompt\.md\n/);
+  }, 60_000);
+});
+
+describe('auto in-process', () => {
+  it('a VOID final check runs again at half the concurrency, and auto carries on to done', async () => {
+    // The test runner saves its fact again in every run: with an editor that changes nothing, each with-memory half ends listing both.
+    const repo = await planned([plainCase('f1'), plainCase('f2')], [['concurrency', '8'], ['maxRetries', '1'], ['editor.command', 'node -e 0']]);
+    // A runner killed for memory (exit 137) in the first final check only.
+    repo.write({ 'oom-once.mjs': `if (process.env.TUNE_RUN === 'final-check') process.exit(137);\nawait import(${JSON.stringify(RUNNER)});\n` });
+    await tuneOk(repo, ['config', 'set', 'runner.command', 'node oom-once.mjs']);
+    const lines: string[] = [];
+    const result = await autoTuning(repo.dir, { env: { ...process.env, ...repo.env }, session: newSession(), say: (l) => lines.push(l) });
+    expect(result, lines.join('\n')).toMatchObject({ outcome: 'done', exitCode: 0 });
+    expect(result.steps.map((s) => s.kind).slice(-4)).toEqual(['final', 'void-rerun', 'grade', 'done']);
+    expect(lines).toEqual(expect.arrayContaining(['$ git tune config set concurrency 4', '$ git tune final']));
+    const tags = repo.git('tag', '-l', 'tune/desk/final-check*').trim().split('\n');
+    expect(tags).toEqual(['tune/desk/final-check', 'tune/desk/final-check-run2']);
+    repo.fsck();
   }, 60_000);
 });
