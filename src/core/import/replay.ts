@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Config } from '../../contracts/config.js';
+import { datasetRev } from '../../contracts/dataset.js';
 import type { BatchPlan, Selection } from '../../contracts/files.js';
 import { formatProblem } from '../../contracts/problems.js';
 import { countedRuns, foldHistory, halfRuns, type HistoryCommit, type TuningState } from '../fold.js';
@@ -161,7 +162,7 @@ function replay(t: ReadTuning, warnings: string[]): { steps: PlannedStep[]; stat
   });
   if (input.datasetFile === null) return { steps, state };
   add({
-    data: { step: 'dataset', cases: cases.length, rev: selection!.datasetRev },
+    data: { step: 'dataset', cases: cases.length, rev: datasetRev(cases) },
     subject: subject(`dataset of ${cases.length} cases in ${classes} class${classes === 1 ? '' : 'es'}`),
     body: from(input.datasetFile),
     files: [[`${dir}/${DATASET_FILE}`, cases.map((c) => JSON.stringify(c)).join('\n') + (cases.length ? '\n' : '')]],
