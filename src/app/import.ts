@@ -175,25 +175,34 @@ async function applyImportLocked(repo: GitRepo, plan: ImportPlan, ctx: WriteCont
   // and a long history does not pay one locked, fsynced ref write per step.
   assertNoSecrets(plan.steps.flatMap((step) => step.files.map(([p, content]): [string, FileChange] => [p, { content }])), ctx.env);
   const { author, committer } = await resolveIdentity(repo.gitdir, ctx.env, ctx.now);
-  const commits: string[] = [];
   const paths = new Set<string>();
-  let parent = base;
-  const built: HistoryCommit[] = [];
-  for (const [i, step] of plan.steps.entries()) {
-    const data = step.reverts ? { ...step.data, reverts: step.reverts.map((i) => commits[i]!) } : step.data;
+  const messages: string[] = [];
+  const commitOf = (i: number, oids: readonly string[]) => {
+    const step = plan.steps[i]!;
+    const data = step.reverts ? { ...step.data, reverts: step.reverts.map((r) => oids[r]!) } : step.data;
     const changes = new Map<string, FileChange>(step.files.map(([p, content]) => [p, { content }]));
     const message = formatStep({ ...data, tuning: plan.tuning, difficult: step.difficult } as Parameters<typeof formatStep>[0], step.subject, step.body);
-    if (i === plan.steps.length - 1) {
-      // The tuning's README.md and USAGE.md, as a step writes them, in the import's last commit (SPEC 7).
-      const [reports] = await reportChanges({ repo, tuning: plan.tuning, parent, history: () => built, onBranch: false, usage: 'always' }, [{ step: data.step, message, changes }]);
-      for (const [p, change] of reports!) changes.set(p, change);
-    }
-    const oid = await repo.writeCommit({ parent, changes, message, author, committer });
-    commits.push(oid);
-    built.push({ oid, message });
     for (const p of changes.keys()) paths.add(p);
-    parent = oid;
+    messages.push(message);
+    return { data, changes, message };
+  };
+  // Every step but the last as one chain (a few packs, not a git process per commit) ...
+  const last = plan.steps.length - 1;
+  const commits = await repo.writeCommitChain(base, (oids) => {
+    if (oids.length >= last) return null;
+    const { changes, message } = commitOf(oids.length, oids);
+    return { changes, message, author, committer };
+  });
+  const built: HistoryCommit[] = commits.map((oid, i) => ({ oid, message: messages[i]! }));
+  // ... then the last, with the tuning's README.md and USAGE.md as a step writes them (SPEC 7), rendered from the history before it.
+  const parent = commits[commits.length - 1] ?? base;
+  const final = commitOf(last, commits);
+  const [reports] = await reportChanges({ repo, tuning: plan.tuning, parent, history: () => built, onBranch: false, usage: 'always' }, [{ step: final.data.step, message: final.message, changes: final.changes }]);
+  for (const [p, change] of reports!) {
+    final.changes.set(p, change);
+    paths.add(p);
   }
+  commits.push(await repo.writeCommit({ parent, changes: final.changes, message: final.message, author, committer }));
   const tip = commits[commits.length - 1]!;
   await crashPoint('import:after-objects');
   // Should this process die between the writes below, the next command finishes them (src/app/recover.ts).
@@ -203,16 +212,10 @@ async function applyImportLocked(repo: GitRepo, plan: ImportPlan, ctx: WriteCont
   });
   await repo.compareAndSwapRef(ref, tip, null);
   await crashPoint('import:after-ref');
-  const tagged: Array<[string, string]> = [];
+  const tags = plan.steps.flatMap((step, i) => step.tags.map((run): [string, string] => [tagRef(plan.tuning, run), commits[i]!]));
   try {
-    for (const [i, step] of plan.steps.entries()) {
-      for (const run of step.tags) {
-        await repo.compareAndSwapRef(tagRef(plan.tuning, run), commits[i]!, null);
-        tagged.push([tagRef(plan.tuning, run), commits[i]!]);
-      }
-    }
+    await repo.createRefs(tags);
   } catch (err) {
-    for (const [t, oid] of tagged) await repo.deleteRef(t, oid).catch(() => undefined);
     await repo.deleteRef(ref, tip).catch(() => undefined);
     await clearJournal(repo, plan.tuning);
     throw err;

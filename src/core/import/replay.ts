@@ -134,6 +134,7 @@ export function planImport(input: FolderInput, options: ImportOptions): ImportPl
 function replay(t: ReadTuning, warnings: string[]): { steps: PlannedStep[]; state: TuningState } {
   const { tuning, dir, input, config, selection, batches } = t;
   const steps: PlannedStep[] = [];
+  const indexByOid = new Map<string, number>();
   const selected = selection?.ids ?? [];
   // Folded as it grows, so a step can ask what the history says so far (one fold for the whole replay).
   const state = foldHistory(tuning, [], selected);
@@ -146,6 +147,7 @@ function replay(t: ReadTuning, warnings: string[]): { steps: PlannedStep[]; stat
   const add = (step: Omit<PlannedStep, 'difficult' | 'tags' | 'files'> & Partial<PlannedStep>) => {
     const planned: PlannedStep = { difficult: [], tags: [], files: [], ...step };
     const oid = placeholderOid(steps.length);
+    indexByOid.set(oid, steps.length);
     steps.push(planned);
     const message = formatStep({ ...planned.data, tuning, difficult: planned.difficult } as Parameters<typeof formatStep>[0], planned.subject, planned.body);
     foldHistory(tuning, [{ oid, message, step: parseStep(message) }], selected, state);
@@ -153,7 +155,7 @@ function replay(t: ReadTuning, warnings: string[]): { steps: PlannedStep[]; stat
   const cases = input.cases;
   const classes = new Set(cases.map((c) => c.class)).size;
   const revs = new Map(cases.map((c) => [c.id, c.rev]));
-  const indexOf = (oid: string) => steps.findIndex((_, i) => placeholderOid(i) === oid);
+  const indexOf = (oid: string) => indexByOid.get(oid)!;
 
   add({
     data: { step: 'init', tuning }, subject: subject('init'),
