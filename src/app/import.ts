@@ -5,7 +5,7 @@ import { formatProblem } from '../contracts/problems.js';
 import { folderDatasetCases } from '../core/import/dataset.js';
 import type { FolderInput, RunFolder } from '../core/import/folder.js';
 import { planImport, type ImportPlan } from '../core/import/replay.js';
-import type { InitFlags } from '../core/import/shapes.js';
+import type { InitFlags } from '../core/import/settings.js';
 import { compareText } from '../core/import/values.js';
 import type { HistoryCommit } from '../core/fold.js';
 import { branchName, branchRef, tagName, tagRef } from '../core/names.js';

@@ -8,7 +8,7 @@ import { planFolderImport, readFolder } from '../../src/app/import.js';
 import type { Selection } from '../../src/contracts/files.js';
 import { viewDifficult } from '../../src/core/difficult.js';
 import { planImport, type ImportPlan } from '../../src/core/import/replay.js';
-import type { InitFlags } from '../../src/core/import/shapes.js';
+import type { InitFlags } from '../../src/core/import/settings.js';
 import { decideNext } from '../../src/core/next.js';
 import { TuneError } from '../../src/errors.js';
 import { TempRepo } from '../helpers/repo.js';

@@ -9,10 +9,10 @@ import { formatStep, parseStep, type DifficultChange, type StepData } from '../s
 import { folderReader, type FolderInput } from './folder.js';
 import { caseResultsFile } from './results.js';
 import { parseRunFolderName } from './values.js';
-import {
-  gradeRuns, groupBatches, halfOf, passingRun, placeDifficult, readConfig, readDifficult, readMemoryPointers,
-  readPlans, readRuns, readSelection, type Batches, type DifficultPlacement, type InitFlags, type RunPlan,
-} from './shapes.js';
+import { placeDifficult, readDifficult, type DifficultPlacement } from './difficult.js';
+import { readMemoryPointers } from './memory.js';
+import { gradeRuns, groupBatches, halfOf, passingRun, readPlans, readRuns, type Batches, type RunPlan } from './runs.js';
+import { readConfig, readSelection, type InitFlags } from './settings.js';
 
 /**
  * A `finetune/` folder, read, becomes the list of step commits that replay
