@@ -11,7 +11,7 @@ import { planImport, type ImportPlan } from '../../src/core/import/replay.js';
 import type { InitFlags } from '../../src/core/import/settings.js';
 import { decideNext } from '../../src/core/next.js';
 import { TuneError } from '../../src/errors.js';
-import { TempRepo } from '../helpers/repo.js';
+import { ROOT, TempRepo } from '../helpers/repo.js';
 
 /**
  * Each file shape the folder method's scripts write (docs/design.md,
@@ -305,6 +305,33 @@ describe('a bad folder in the method\'s shapes', () => {
       expect(res.code).toBe(2);
       expect(r.git('branch', '--list', 'tune/*')).toBe('');
       expect(r.git('status', '--porcelain')).toBe('');
+    } finally {
+      r.cleanup();
+    }
+  });
+});
+
+describe('git-tune carries on from an imported folder with its own commands', () => {
+  it('run 2 laid out in the folder: git tune run runs batch01-nomem-run2, then next says grade', () => {
+    const { dir } = folder({
+      ...BASE, ...BATCH1, ...ran('batch01-nomem-run1', 'MIXED', ['shipping-02']),
+      'runs/batch01-nomem-run1/changes.md': '# Changes\n\n- name the window in days\n',
+      'runs/batch01-nomem-run2/cases.json': CASES_B1,
+    });
+    const r = TempRepo.create({ 'agents/prompt.md': 'Answer politely.\n' });
+    try {
+      const runner = path.join(ROOT, 'test/fixtures/runner.mjs');
+      const imported = r.tune(['import', dir, '--json', '--prose', 'agents/**/*.md', '--runner', `node ${runner}`]);
+      expect(imported.code, imported.stderr).toBe(0);
+      expect(JSON.parse(imported.stdout).next).toMatchObject({ kind: 'run', run: 'batch01-nomem-run2', command: 'git tune run' });
+      const run = r.tune(['run']);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toContain('batch01-nomem-run2: finished');
+      expect(r.git('tag', '-l', 'tune/finetune/*').trim().split('\n')).toEqual(['tune/finetune/batch01-nomem-run1', 'tune/finetune/batch01-nomem-run2']);
+      expect(r.tuneJson(['next'])).toMatchObject({ kind: 'grade', run: 'batch01-nomem-run2' });
+      const subjects = r.git('log', '--format=%(trailers:key=Tune-Step,valueonly,separator=)', 'tune/finetune').trim().split('\n').filter(Boolean);
+      expect(subjects.slice(0, 4)).toEqual(['run', 'run-start', 'run-plan', 'edit']);
+      expect(r.fsck()).toBe('');
     } finally {
       r.cleanup();
     }
