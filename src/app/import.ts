@@ -45,8 +45,12 @@ async function readIfFile(file: string): Promise<string | null> {
   return stat?.isFile() ? fs.readFile(file, 'utf8') : null;
 }
 
-/** The folder's dataset, checked as `git tune dataset import` checks one; dataset.json in the folder method's shapes too. */
-async function readFolderDataset(root: string, name: string, shown: string, cwd: string): Promise<Case[]> {
+/**
+ * The folder's dataset, checked as `git tune dataset import` checks one;
+ * dataset.json in the folder method's shapes too. Null for a dataset.json
+ * that holds no case yet: the folder method reads it as not built.
+ */
+async function readFolderDataset(root: string, name: string, shown: string, cwd: string): Promise<Case[] | null> {
   const file = path.join(root, name);
   if (name !== 'dataset.json') return readDatasetInput(file, cwd);
   const text = await fs.readFile(file, 'utf8');
@@ -62,6 +66,7 @@ async function readFolderDataset(root: string, name: string, shown: string, cwd:
       formatProblem({ file: `${shown}/${name}`, where: 'top level', message: 'must be {"cases": [...]}, {"samples": [...]} or a list of cases' }),
     ]);
   }
+  if (items.length === 0) return null;
   return validateDatasetValues(items, `${shown}/${name}`);
 }
 
@@ -81,13 +86,17 @@ export async function readFolder(dir: string, cwd: string): Promise<FolderInput>
   }
 
   let cases: Case[] = [];
+  let datasetFile: string | null = null;
   const datasetFiles: string[] = [];
   for (const n of DATASET_NAMES) if ((await readIfFile(path.join(root, n))) !== null) datasetFiles.push(n);
   if (datasetFiles.length > 1) {
     problems.push(formatProblem({ file: shown, message: `holds ${datasetFiles.join(' and ')}: keep one dataset file` }));
   } else if (datasetFiles.length === 1) {
+    datasetFile = datasetFiles[0]!;
     try {
-      cases = await readFolderDataset(root, datasetFiles[0]!, shown, cwd);
+      const read = await readFolderDataset(root, datasetFile, shown, cwd);
+      if (read === null) datasetFile = null;
+      else cases = read;
     } catch (err) {
       if (!(err instanceof TuneError)) throw err;
       problems.push(...(err.details.length > 0 ? err.details : [err.message]));
@@ -112,7 +121,7 @@ export async function readFolder(dir: string, cwd: string): Promise<FolderInput>
     for (const rel of compact) files.set(`runs/${entry.name}/${rel}`, await fs.readFile(path.join(runDir, ...rel.split('/')), 'utf8'));
     runFolders.push({ folder: entry.name, hasBatchDir, files: compact });
   }
-  return { shown, datasetFile: datasetFiles.length === 1 ? datasetFiles[0]! : null, cases, files, runFolders, problems };
+  return { shown, datasetFile, cases, files, runFolders, problems };
 }
 
 /** The import's plan for a folder read by `readFolder`; refuses a bad folder with every problem, nothing written. */

@@ -155,6 +155,10 @@ describe('the folder method\'s shapes, each from a file in that shape', () => {
     const none = await plan({ 'README.md': '# x\n' }, [], {});
     expect(stepsOf(none)).toEqual(['init']);
     expect(next(none).kind).toBe('dataset');
+    // A dataset.json that holds no case yet is a dataset not built (next.mjs counts its cases).
+    const empty = await plan({ 'dataset.json': '{\n  "cases": []\n}\n' }, [], {});
+    expect(stepsOf(empty)).toEqual(['init']);
+    expect(next(empty).kind).toBe('dataset');
     const noSelection = await plan({ 'dataset.json': DATASET, 'config.json': CONFIG });
     expect(stepsOf(noSelection)).toEqual(['init', 'dataset']);
     expect(next(noSelection).kind).toBe('select');
