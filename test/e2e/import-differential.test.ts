@@ -255,6 +255,19 @@ describe('git tune import decides as the folder method does', () => {
     ]);
   });
 
+  it('the simulation lays out each batch as batch.mjs plans it, so its folders are ones the method reaches', () => {
+    let checked = 0;
+    STATES.forEach((state, i) => {
+      const m = /^batch (\d+) planned$/.exec(state.label);
+      if (!m) return;
+      const written = JSON.parse(state.files[`runs/batch${m[1]!.padStart(2, '0')}-nomem-run1/plan.json`]!) as SeedPlan;
+      const seed = answers.get(STATES[i - 1]!.id)!.batch;
+      expect({ size: written.size, kind: written.kind, new: written.new, recheck: written.recheck }, state.id).toEqual(seed);
+      checked += 1;
+    });
+    expect(checked).toBeGreaterThanOrEqual(15);
+  });
+
   it('next: the kind next.mjs gives, and the batch batch.mjs plans, on every state', async () => {
     const byKind = new Map<string, { agree: number; differ: string[] }>();
     const batchDiffers: string[] = [];
