@@ -3,7 +3,7 @@ import type { Config } from '../../contracts/config.js';
 import { datasetRev } from '../../contracts/dataset.js';
 import type { BatchPlan, Selection } from '../../contracts/files.js';
 import { formatProblem } from '../../contracts/problems.js';
-import { countedRuns, foldHistory, halfRuns, type HistoryCommit, type TuningState } from '../fold.js';
+import { countedRuns, foldHistory, halfRuns, type TuningState } from '../fold.js';
 import { batchLabel, tuningDir, type Half } from '../names.js';
 import { formatStep, parseStep, type DifficultChange, type StepData } from '../steps.js';
 import { folderReader, type FolderInput } from './folder.js';
@@ -314,12 +314,4 @@ function replay(t: ReadTuning, warnings: string[]): { steps: PlannedStep[]; stat
   }
   if (t.final) addRun(t.final);
   return { steps, state };
-}
-
-/** The planned steps as the commits the fold reads (placeholder oids; reverts point at them). */
-export function historyOf(tuning: string, steps: readonly PlannedStep[]): HistoryCommit[] {
-  return steps.map((s, i) => ({
-    oid: placeholderOid(i),
-    message: formatStep({ ...s.data, tuning, difficult: s.difficult } as Parameters<typeof formatStep>[0], s.subject, s.body),
-  }));
 }
