@@ -8,6 +8,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { BRANCH, CLI, ENV, NAME, ROOT, TMP, buildHistory, buildRunRepo, git, packMb, stepsOf, tune } from './lib/fixtures.mjs';
+import { importScenario } from './import.mjs';
 import { cpuMeasured, fmtCpu, fmtMs, fmtRatio, measure, median, ratio, ratioToSum, stats } from './lib/timing.mjs';
 
 const args = process.argv.slice(2);
@@ -274,6 +275,15 @@ log('run overhead: 500 cases at concurrency 16 …');
 ${table(['runner', 'xargs -P 16', 'git tune run', 'ratio', 'CPU ratio', 'overhead per case', 'CPU per case'], rows)}
 
 Writing what a 500-case run records at its end (the logs commit of 1,500 files and the run commit, each moved by compare-and-swap), in a fresh process: native ${fmtMs(stats(commitTimes.native))}, isomorphic-git ${fmtMs(stats(commitTimes.iso))} (${fmtRatio(ratio(commitTimes.iso, commitTimes.native))}).`);
+}
+
+// ---------------------------------------------------------------- import
+log('import of a ~1,500-step folder …');
+{
+  const { section, targets: found, raw } = importScenario({ rounds: ROUNDS, few: FEW, log });
+  targets.push(...found);
+  results.scenarios.import = raw;
+  sections.push(section);
 }
 
 // ---------------------------------------------------------------- large repository

@@ -107,6 +107,11 @@ export async function readDatasetInput(input: string, displayBase = process.cwd(
   return validateCases(raw, problems);
 }
 
+/** Cases already parsed from `file` (a folder's dataset.json, its shapes normalised): checked as every dataset is. */
+export function validateDatasetValues(values: readonly unknown[], file: string): Case[] {
+  return validateCases(values.map((value, i) => ({ file, where: `case ${i}`, value })), []);
+}
+
 function validateCases(raw: RawItem[], problems: Problem[]): Case[] {
   const cases: Case[] = [];
   const firstSeen = new Map<string, RawItem>();

@@ -296,7 +296,13 @@ Exit codes: 0 ok, 1 unexpected, 2 usage or bad input, 3 not allowed by the histo
     .command('import <dir>')
     .description('turn a folder-based tuning (a finetune/ folder) into a tuning branch whose history replays it')
     .option('--name <name>', 'the tuning name (default: the folder name)')
+    .option('--prose <glob...>', 'globs of the prose being tuned, e.g. "agents/**/*.md" (a folder names none)')
+    .option('--memory-policy <glob...>', 'globs of the memory-policy files (the only prose a with-memory half may edit)')
+    .option('--runner <cmd>', 'the agent command run once per case, e.g. "node agent.js"')
+    .option('--judge <cmd>', 'optional rubric judge command')
+    .option('--editor <cmd>', 'optional editor command used by `git tune auto`')
     .addOption(json())
+    .addHelpText('after', `\nExample:\n  git tune import finetune --prose 'agents/**/*.md' --runner 'node agent.js'`)
     .action(lazy(() => import('./commands/import.js'), (m) => m.run as Action));
 
   return program;

@@ -109,6 +109,11 @@ export interface TuningState {
   difficult: DifficultEntry[];
   candidate: { run: string; batch: number; index: number } | null;
   checkpoints: number[];
+  /**
+   * A run laid out but never started (an imported run folder holding only its
+   * cases, SPEC 10): `next` says to run it while no later run has started.
+   */
+  planned: string | null;
   usage: { tokens: number; costUsd: number };
   /** Steps that did not fit the history (a grade of an unknown run, …). */
   warnings: string[];
@@ -118,7 +123,7 @@ export function emptyState(tuning: string): TuningState {
   return {
     tuning, initOid: null, tipOid: null, commits: 0, dataset: null, selection: null,
     batches: [], final: [], runs: new Map(), edits: [], difficult: [], candidate: null,
-    checkpoints: [], usage: { tokens: 0, costUsd: 0 }, warnings: [],
+    checkpoints: [], planned: null, usage: { tokens: 0, costUsd: 0 }, warnings: [],
   };
 }
 
@@ -397,7 +402,11 @@ function applyStep(state: TuningState, step: Step, commit: HistoryCommit, index:
       settleClosedHalves(state, ix);
       break;
     }
+    case 'run-plan':
+      state.planned = step.run;
+      break;
     case 'run-start': {
+      state.planned = null;
       const id = parseRunName(step.run);
       if (!id) {
         state.warnings.push(`run-start of unknown run name ${step.run}`);

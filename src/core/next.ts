@@ -3,7 +3,7 @@ import type { Config } from '../contracts/config.js';
 import { missingConfig } from '../contracts/values.js';
 import { viewDifficult } from './difficult.js';
 import { closedHalf, countedRuns, currentBatch, halfRuns, isVoidRun, runName, type EditState, type RunState, type TuningState } from './fold.js';
-import { FINAL_RUN, type Half } from './names.js';
+import { FINAL_RUN, parseRunName, type Half } from './names.js';
 import { planBatch } from './plan.js';
 import { passedRuleBreaks } from './rules.js';
 
@@ -60,6 +60,14 @@ export function latestBatchRun(state: TuningState): RunState | null {
     }
   }
   return best;
+}
+
+/** The run an import laid out and nothing started since, when it comes after `latest` in run order. */
+function plannedRun(state: TuningState, latest: RunState): { name: string; batch: number; half: Half } | null {
+  const id = state.planned === null ? null : parseRunName(state.planned);
+  if (id?.kind !== 'batch' || id.batch !== latest.batch || state.runs.has(state.planned!)) return null;
+  const later = BATCH_HALF_ORDER[id.half] > BATCH_HALF_ORDER[latest.half!] || (id.half === latest.half && id.number > latest.number);
+  return later ? { name: state.planned!, batch: id.batch, half: id.half } : null;
 }
 
 export function nextRunNumber(state: TuningState, batch: number, half: Half): number {
@@ -176,6 +184,13 @@ function decide(input: NextInput): Draft {
       command: 'git tune run', batch: batch.plan.batch, half: 'nomem', run: name,
     };
   }
+  const planned = plannedRun(state, latest);
+  if (planned) {
+    return {
+      kind: 'run', message: `run ${planned.name}: its cases are laid out, it has not run yet`,
+      command: 'git tune run', batch: planned.batch, half: planned.half, run: planned.name,
+    };
+  }
   const run = latest;
   if (!run.finished) return resumeStep(run, config, 'git tune run');
   if (!run.grade && run.void === null) {
@@ -199,7 +214,8 @@ function decide(input: NextInput): Draft {
   if (grade.verdict === 'PASSED') {
     const breaks = passedRuleBreaks({ state, run, maxRuns: config.maxRuns, maxRetries: config.maxRetries });
     if (breaks.length > 0) {
-      if (pending.length > 0 && breaks.some((b) => b.rule === 'pending')) return confirm;
+      // A missing review refuses first, as the folder method's next.mjs does: re-running cannot add it.
+      if (pending.length > 0 && breaks.some((b) => b.rule === 'pending') && !breaks.some((b) => b.rule === 'review')) return confirm;
       return {
         kind: 'refused',
         message: `PASSED of ${run.name} is refused: ${breaks.map((b) => b.message).join('; ')}`,

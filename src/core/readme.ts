@@ -458,6 +458,7 @@ export function describeStep(step: Step, subject: string, edit?: EditState, esca
     case 'dataset': return { text: `dataset of ${step.cases} cases imported`, links: [] };
     case 'select': return { text: `selected ${step.selected} of ${step.total} cases`, links: [] };
     case 'plan': return { text: `planned batch ${step.batch}: ${step.new.length} ${step.kind} + ${step.recheck.length} recheck`, links: [] };
+    case 'run-plan': return { text: `planned ${step.run} (imported: its cases were laid out, it never started)`, links: [] };
     case 'run-start': return { text: `started ${step.run} (concurrency ${step.concurrency})`, links: [] };
     case 'run': return { text: `ran ${step.run}: ${step.cases} cases, ${formatCount(step.tokens)} tokens, ${formatUsd(step.costUsd)}${step.void ? `, VOID (${step.void})` : ''}`, links: [] };
     case 'run-stop': return { text: `${step.run} stopped: ${step.reason}`, links: [] };

@@ -20,6 +20,7 @@ export type StepData =
   | { step: 'dataset'; cases: number; rev: string }
   | { step: 'select'; selected: number; total: number }
   | { step: 'plan'; batch: number; size: number; kind: 'new' | 'difficult'; new: string[]; recheck: string[] }
+  | { step: 'run-plan'; run: string }
   | { step: 'run-start'; run: string; concurrency: number }
   | {
       step: 'run';
@@ -53,7 +54,7 @@ export interface Keep {
 
 export type StepKind = StepData['step'];
 export const STEP_KINDS: readonly StepKind[] = [
-  'init', 'config', 'dataset', 'select', 'plan', 'run-start', 'run', 'run-stop', 'grade', 'edit', 'revert',
+  'init', 'config', 'dataset', 'select', 'plan', 'run-plan', 'run-start', 'run', 'run-stop', 'grade', 'edit', 'revert',
   'difficult', 'candidate', 'checkpoint', 'note',
 ];
 
@@ -107,6 +108,9 @@ function stepTrailers(step: Step): Trailer[] {
         ['Tune-New', formatIds(step.new)],
         ['Tune-Recheck', formatIds(step.recheck)],
       );
+      break;
+    case 'run-plan':
+      t.push(['Tune-Run', step.run]);
       break;
     case 'run-start':
       t.push(['Tune-Run', step.run], ['Tune-Concurrency', String(step.concurrency)]);
@@ -306,6 +310,8 @@ function stepOf(trailers: readonly Trailer[]): Step | null {
         new: ids, recheck: parseIds(get('tune-recheck')),
       };
     }
+    case 'run-plan':
+      return run === undefined ? null : { tuning, difficult, step: 'run-plan', run };
     case 'run-start':
       return run === undefined ? null : { tuning, difficult, step: 'run-start', run, concurrency: num('tune-concurrency') ?? 1 };
     case 'run':

@@ -145,6 +145,27 @@ export class IsoGitRepo implements GitRepo {
     });
   }
 
+  async writeCommitChain(parent: string | null, next: Parameters<GitRepo['writeCommitChain']>[1]): Promise<string[]> {
+    const oids: string[] = [];
+    for (let commit = await next(oids); commit !== null; commit = await next(oids)) {
+      oids.push(await this.writeCommit({ ...commit, parent: oids[oids.length - 1] ?? parent }));
+    }
+    return oids;
+  }
+
+  async createRefs(refs: ReadonlyArray<readonly [ref: string, oid: string]>): Promise<void> {
+    const made: Array<readonly [string, string]> = [];
+    try {
+      for (const [ref, oid] of refs) {
+        await compareAndSwapRef(this.gitdir, ref, oid, null);
+        made.push([ref, oid]);
+      }
+    } catch (err) {
+      for (const [ref, oid] of made) await this.deleteRef(ref, oid).catch(() => undefined);
+      throw err;
+    }
+  }
+
   compareAndSwapRef(ref: string, oid: string, expected: string | null): Promise<void> {
     return compareAndSwapRef(this.gitdir, ref, oid, expected);
   }

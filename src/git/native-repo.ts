@@ -292,15 +292,26 @@ const TREE_CACHE_LIMIT = 4096;
 const DRAIN_LIMIT = 32 * 1024 * 1024;
 const FIRST_BY_CAT_FILE = 16;
 const PACK_TYPES = { commit: 1, tree: 2, blob: 3 } as const;
+/** Commits per pack when a chain is written (writeCommitChain). */
+const CHAIN_PACK = 250;
 
 /** New objects of one write, kept once each, and the pack that carries them to git. */
 class ObjectBatch {
   private readonly objects = new Map<string, { type: keyof typeof PACK_TYPES; data: Buffer }>();
   readonly trees = new Map<string, TreeEntry[]>();
 
+  commits = 0;
+
+  get size(): number {
+    return this.objects.size;
+  }
+
   add(type: keyof typeof PACK_TYPES, data: Buffer): string {
     const oid = objectId(type, data);
-    if (!this.objects.has(oid)) this.objects.set(oid, { type, data });
+    if (!this.objects.has(oid)) {
+      this.objects.set(oid, { type, data });
+      if (type === 'commit') this.commits += 1;
+    }
     return oid;
   }
 
@@ -531,6 +542,52 @@ export class NativeGitRepo implements GitRepo {
   }
 
   /**
+   * A chain of commits in a few packs: every CHAIN_PACK commits go to git as
+   * one pack (one process per commit is most of an import's time).
+   * Trees made for the chain are read back from a map of the chain's own
+   * until they are in git, so a full tree cache cannot lose one.
+   */
+  async writeCommitChain(parent: string | null, next: Parameters<GitRepo['writeCommitChain']>[1]): Promise<string[]> {
+    const oids: string[] = [];
+    let parentTree = parent ? (await this.readCommit(parent)).tree : null;
+    let out = new ObjectBatch();
+    const reader: TreeReader = { readCommit: (oid) => this.readCommit(oid), readTree: (oid) => {
+      const own = out.trees.get(oid);
+      return own ? Promise.resolve(own) : this.readTree(oid);
+    } };
+    const flush = async () => {
+      if (out.size === 0) return;
+      // Kept as a pack (index-pack), not thousands of loose objects (unpack-objects): the writes are most of the time.
+      await this.run(['index-pack', '--stdin', '--strict'], { input: out.pack() });
+      for (const [treeOid, list] of out.trees) this.remember(treeOid, list);
+      out = new ObjectBatch();
+    };
+    for (let commit = await next(oids); commit !== null; commit = await next(oids)) {
+      const blobs = new Map<string, string>();
+      for (const [p, change] of commit.changes) {
+        if (change !== null) blobs.set(p, out.add('blob', typeof change.content === 'string' ? Buffer.from(change.content, 'utf8') : Buffer.from(change.content)));
+      }
+      const writer: TreeWriter = {
+        blob: async (p) => blobs.get(p)!,
+        tree: async (list) => {
+          const treeOid = out.add('tree', formatTree(list));
+          out.trees.set(treeOid, list);
+          return treeOid;
+        },
+      };
+      const tree = (await buildTree(reader, writer, parentTree, new Map(commit.changes))) ?? out.add('tree', Buffer.alloc(0));
+      const last = oids[oids.length - 1] ?? parent;
+      oids.push(out.add('commit', formatCommit({
+        tree, parents: last ? [last] : [], author: commit.author, committer: commit.committer, message: commit.message,
+      })));
+      parentTree = tree;
+      if (out.commits >= CHAIN_PACK) await flush();
+    }
+    await flush();
+    return oids;
+  }
+
+  /**
    * `git update-ref <ref> <new> <old>`: git's own lock and check. When it
    * refuses, the ref is read again to say why, in the words the lock-file
    * implementation uses (ref-moved, ref-locked, ref-conflict).
@@ -539,6 +596,16 @@ export class NativeGitRepo implements GitRepo {
     if (expected === null) await this.assertNothingInTheWay(ref);
     const r = await this.run(['update-ref', '-m', 'git tune', ref, oid, expected ?? ZERO_OID], { ok: [1, 128] });
     if (r.code !== 0) await this.explainRefFailure(ref, expected, r.stderr, ['update-ref', ref]);
+  }
+
+  /** `git update-ref --stdin`: one transaction, every ref created or none (an import's run tags). */
+  async createRefs(refs: ReadonlyArray<readonly [ref: string, oid: string]>): Promise<void> {
+    if (refs.length === 0) return;
+    const input = refs.map(([ref, oid]) => `create ${ref} ${oid}\n`).join('');
+    const r = await this.run(['update-ref', '-m', 'git tune', '--stdin'], { input, ok: [1, 128] });
+    if (r.code === 0) return;
+    for (const [ref] of refs) if (await readRefValue(this.gitdir, ref)) await this.explainRefFailure(ref, null, r.stderr, ['update-ref', '--stdin']);
+    throw gitFailed(['update-ref', '--stdin'], r.code, r.stderr);
   }
 
   async deleteRef(ref: string, expected: string): Promise<void> {

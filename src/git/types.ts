@@ -79,9 +79,19 @@ export interface GitRepo {
 
   /** Writes the objects of a commit built on `parent` and returns its id. Moves no ref. */
   writeCommit(commit: NewCommit): Promise<string>;
+  /**
+   * Writes a chain of commits, each on the one before and the first on
+   * `parent`, and returns their ids. `next` gives commit i from the ids of
+   * the ones before it (a revert names the edits of its chain), or null when
+   * the chain ends. Moves no ref. A backend may write the chain in a few
+   * large writes instead of one per commit (an import writes thousands).
+   */
+  writeCommitChain(parent: string | null, next: (written: readonly string[]) => Omit<NewCommit, 'parent'> | null | Promise<Omit<NewCommit, 'parent'> | null>): Promise<string[]>;
   /** Moves `ref` from `expected` (null: must not exist) to `oid`, or throws a TuneError `ref-moved`. */
   compareAndSwapRef(ref: string, oid: string, expected: string | null): Promise<void>;
   deleteRef(ref: string, expected: string): Promise<void>;
+  /** Creates every ref (none may exist yet) in one transaction: all of them, or none and a TuneError. */
+  createRefs(refs: ReadonlyArray<readonly [ref: string, oid: string]>): Promise<void>;
 
   /**
    * Runs `fn` holding `.git/index.lock` (waiting briefly for a busy lock), as

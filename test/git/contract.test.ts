@@ -303,6 +303,50 @@ describe.each(BACKENDS)('GitRepo contract: %s moves refs by compare-and-swap and
   });
 });
 
+describe('GitRepo contract: a chain of commits and a set of refs in one write', () => {
+  it('writeCommitChain gives the commits writeCommit gives one by one, names earlier ones in later messages, and createRefs lands all refs or none', async () => {
+    const made: Record<string, string[]> = {};
+    for (const [name, make] of BACKENDS) {
+      const repo = TempRepo.create({ 'agents/prompt.md': 'Answer politely.\n' });
+      try {
+        const git = make(repo.dir);
+        const base = repo.git('rev-parse', 'main').trim();
+        // 300 commits: more than one pack of a native chain (250 commits each).
+        const chain = await git.writeCommitChain(base, (written) => {
+          if (written.length >= 300) return null;
+          const i = written.length;
+          return {
+            changes: new Map([[`.tune/x/runs/run${i % 40}/file${i}.md`, { content: `step ${i}\n` }], ...(i % 7 === 6 ? [['agents/prompt.md', null] as const] : [])]),
+            message: `step ${i}\n\nafter ${written[i - 1] ?? 'nothing'}\n`, author: person, committer: person,
+          };
+        });
+        let parent: string | null = base;
+        const single: string[] = [];
+        for (let i = 0; i < 300; i++) {
+          parent = await git.writeCommit({
+            parent,
+            changes: new Map([[`.tune/x/runs/run${i % 40}/file${i}.md`, { content: `step ${i}\n` }], ...(i % 7 === 6 ? [['agents/prompt.md', null] as const] : [])]),
+            message: `step ${i}\n\nafter ${single[i - 1] ?? 'nothing'}\n`, author: person, committer: person,
+          });
+          single.push(parent);
+        }
+        expect(chain).toEqual(single);
+        await git.createRefs([['refs/heads/chain', chain.at(-1)!], ['refs/tags/tune/x/a', chain[0]!]]);
+        expect(repo.git('rev-list', '--count', 'chain').trim()).toBe('301');
+        expect(repo.git('log', '-1', '--format=%B', 'chain').trim()).toBe(`step 299\n\nafter ${chain[298]}`);
+        expect(repo.fsck()).toBe('');
+        // One that exists: none of them is created.
+        await expect(git.createRefs([['refs/tags/tune/x/b', chain[1]!], ['refs/tags/tune/x/a', chain[2]!]])).rejects.toThrow();
+        expect(repo.git('tag', '-l', 'tune/x/*').trim().split('\n')).toEqual(['tune/x/a']);
+        made[name] = chain;
+      } finally {
+        repo.cleanup();
+      }
+    }
+    expect(made.iso).toEqual(made.native);
+  }, 120_000);
+});
+
 describe('backend choice', () => {
   it('follows GIT_TUNE_BACKEND, else native when git is on PATH, else iso', () => {
     expect(chooseBackend({ GIT_TUNE_BACKEND: 'iso', PATH: process.env.PATH })).toBe('iso');

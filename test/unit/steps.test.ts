@@ -13,6 +13,7 @@ const steps: Step[] = [
   { ...base, step: 'select', selected: 40, total: 64 },
   { ...base, step: 'plan', batch: 2, size: 6, kind: 'new', new: ['a', 'b', 'c'], recheck: ['x', 'y'] },
   { ...base, step: 'plan', batch: 5, size: 2, kind: 'difficult', new: ['hard-1'], recheck: [] },
+  { ...base, step: 'run-plan', run: 'batch03-nomem-run2' },
   { ...base, step: 'run-start', run: 'batch03-nomem-run2', concurrency: 8 },
   {
     ...base, step: 'run', run: 'batch03-nomem-run2', concurrency: 8, cases: 9, void: null, stopped: null,

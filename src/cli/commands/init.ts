@@ -29,7 +29,8 @@ export interface InitOptions {
   json?: boolean;
 }
 
-function commandSpec(flag: string, line: string | undefined) {
+/** A command flag (`--runner 'node agent.js'`) as config.yaml holds it; import takes the same flags. */
+export function commandSpec(flag: string, line: string | undefined) {
   if (line === undefined) return null;
   let command: string[];
   try {
