@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { globBase, globToRegExp, isToolPath, matcher } from '../../src/core/glob.js';
 
@@ -141,5 +142,49 @@ describe('globs for prose and memoryPolicy', () => {
     expect(isToolPath('./.tune/desk')).toBe(true);
     expect(isToolPath('.tuned/x')).toBe(false);
     expect(isToolPath('agents/.tune/x')).toBe(false);
+  });
+});
+
+/** The hand-written translator picomatch replaced (`**`, `*`, `?`, `{a,b}`), kept to show globs written for it match as before. */
+function previousGlobToRegExp(glob: string): RegExp {
+  let out = '';
+  let inGroup = false;
+  for (let i = 0; i < glob.length; i++) {
+    const ch = glob[i]!;
+    if (ch === '*' && glob[i + 1] === '*') {
+      const slashAfter = glob[i + 2] === '/';
+      out += slashAfter ? '(?:.*/)?' : '.*';
+      i += slashAfter ? 2 : 1;
+    } else if (ch === '*') out += '[^/]*';
+    else if (ch === '?') out += '[^/]';
+    else if (ch === '{') [inGroup, out] = [true, `${out}(?:`];
+    else if (ch === '}' && inGroup) [inGroup, out] = [false, `${out})`];
+    else if (ch === ',' && inGroup) out += '|';
+    else out += ch.replace(/[.+^$()|[\]\\]/g, '\\$&');
+  }
+  return new RegExp(`^${out}$`);
+}
+
+describe('globs written for the previous translator match the same paths', () => {
+  // Its language: ** as a whole segment, * and ? within one, {a,b} lists, other characters literal
+  // (none of picomatch's own: [ ] ( ) ! + @ \). Paths as git lists them: no empty, . or .. segments.
+  const chars = fc.constantFrom('a', 'b', '.', '-', '_');
+  const name = fc.string({ unit: chars, minLength: 1, maxLength: 4 }).filter((s) => s !== '.' && s !== '..');
+  const segment = fc.oneof(
+    { weight: 1, arbitrary: fc.constant('**') },
+    { weight: 4, arbitrary: fc.array(fc.oneof(chars, fc.constant('*'), fc.constant('?'), fc.constant('{a,b.}')), { minLength: 1, maxLength: 4 }).map((t) => t.join('')).filter((s) => !s.includes('**') && s !== '.' && s !== '..') },
+  );
+  const glob = fc.array(segment, { minLength: 1, maxLength: 4 }).map((s) => s.join('/'));
+  const path = fc.array(name, { minLength: 1, maxLength: 5 }).map((s) => s.join('/'));
+
+  it('the same answer for any such glob and path (property)', () => {
+    fc.assert(fc.property(glob, fc.array(path, { minLength: 1, maxLength: 8 }), (g, paths) => {
+      for (const p of paths) {
+        // One known difference: on `dir` itself, `dir/**` may take it in picomatch (with a literal dir, not with `*/**`);
+        // only a file could have that name, and then no dir/ exists.
+        if (/\/\*\*$/.test(g) && previousGlobToRegExp(g.replace(/(?:\/\*\*)+$/, '')).test(p)) continue;
+        expect(globToRegExp(g).test(p), `${g} on ${p}`).toBe(previousGlobToRegExp(g).test(p));
+      }
+    }), { numRuns: 2000 });
   });
 });
