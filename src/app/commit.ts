@@ -1,5 +1,6 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
+import { singleQuoted } from '../core/argv.js';
 import type { HistoryCommit } from '../core/fold.js';
 import { tagRef } from '../core/names.js';
 import { secretsIn, secretsOf } from '../core/redact.js';
@@ -111,7 +112,7 @@ export async function assertNotDirty(target: CommitTarget, commit: StepCommit): 
     throw usageError(
       'dirty-file',
       `uncommitted changes in ${dirty.join(', ')} would be overwritten`,
-      `commit or stash them first: git stash push -- ${dirty.map((d) => `'${d.replace(/ \(staged\)$/, '')}'`).join(' ')}`,
+      `commit or stash them first: git stash push -- ${dirty.map((d) => singleQuoted(d.replace(/ \(staged\)$/, ''))).join(' ')}`,
     );
   }
 }

@@ -2,6 +2,7 @@ import { existsSync, readFileSync, promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { shellQuote } from '../core/argv.js';
 import { viewDifficult } from '../core/difficult.js';
 import { isVoidRun, type RunState } from '../core/fold.js';
 import { branchName, isFinalRun } from '../core/names.js';
@@ -113,7 +114,6 @@ export interface DemoSummary {
   look: string[];
 }
 
-const shellWord = (a: string) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`);
 const verdictOf = (r: RunState) => (isVoidRun(r) ? 'VOID' : r.grade?.verdict ?? (r.finished ? 'not graded' : 'unfinished'));
 const lastPassed = (runs: RunState[]) => [...runs].reverse().find((r) => r.grade?.verdict === 'PASSED') ?? null;
 
@@ -162,9 +162,9 @@ export async function summarizeDemo(dir: string, result: AutoResult, seconds: nu
       ? { verdict: final.grade?.verdict ?? null, right: final.cases.length - (final.grade?.wrong.length ?? 0), cases: final.cases.length, stuck: view.filter((e) => e.status === 'stuck').map((e) => e.id) }
       : null,
     look: [
-      `git -C ${shellWord(dir)} log --oneline --decorate ${branchName(DEMO_TUNING)}`,
+      `git -C ${shellQuote(dir)} log --oneline --decorate ${branchName(DEMO_TUNING)}`,
       ...(existsSync(readme) ? [readme] : []),
-      `cd ${shellWord(dir)} && git tune status`,
+      `cd ${shellQuote(dir)} && git tune status`,
     ],
   };
 }

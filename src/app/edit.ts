@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { diffLines } from 'diff';
+import { singleQuoted } from '../core/argv.js';
 import { closedHalf, defaultAims, latestGradedRun } from '../core/fold.js';
 import { matcher } from '../core/glob.js';
 import { parseIds } from '../core/steps.js';
@@ -102,7 +103,7 @@ export async function recordEdit(tuning: Tuning, paths: readonly string[], ctx: 
   const allowed = matcher(globs);
   const outside = paths.filter((p) => !isProse(p));
   if (outside.length > 0) {
-    throw usageError('not-prose', `${outside.join(', ')} ${outside.length === 1 ? 'is' : 'are'} not prose of this tuning (prose: ${config.prose.join(', ')})`, `git tune config set prose '${JSON.stringify([...config.prose, ...outside])}'   # if they are`);
+    throw usageError('not-prose', `${outside.join(', ')} ${outside.length === 1 ? 'is' : 'are'} not prose of this tuning (prose: ${config.prose.join(', ')})`, `git tune config set prose ${singleQuoted(JSON.stringify([...config.prose, ...outside]))}   # if they are`);
   }
   let dirty = await uncommittedProse(tuning.repo, tuning.tip, [...config.prose, ...config.memoryPolicy]);
   if (paths.length > 0) dirty = dirty.filter((f) => paths.includes(f));

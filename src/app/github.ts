@@ -1,3 +1,4 @@
+import { shellQuote } from '../core/argv.js';
 import type { Env } from '../git/identity.js';
 import { EXIT, TuneError, usageError } from '../errors.js';
 
@@ -169,8 +170,6 @@ export async function upsertPullRequest(env: Env, token: string, input: PullRequ
  */
 export const prBranch = (tuning: string, batch: number) => `tune-pr/${tuning}/batch${String(batch).padStart(2, '0')}`;
 export const prBaseBranch = (tuning: string, batch: number) => `${prBranch(tuning, batch)}-base`;
-
-const shellQuote = (s: string) => (/^[A-Za-z0-9_./:@=-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
 
 export function ghCreateLine(repo: GitHubRepo | null, batch: number, tuning: string, title: string): string {
   return [

@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { MemoryWrite } from '../contracts/result.js';
+import { singleQuoted } from '../core/argv.js';
 import {
   describeConflict, diffTrees, memoryPathProblem, planCandidate, sortTree,
   type MemoryConflict, type MemoryTree, type TreeDiff,
@@ -99,7 +100,7 @@ function replaceWhole(dir: string, before: MemoryTree, after: MemoryTree, diff: 
     const clash = [...before.keys()].find((b) => b.startsWith(`${p}/`));
     if (clash) {
       throw usageError('memory-shape', `the new tree makes ${dir}/${p} a file where the old one has the folder ${dir}/${p}/`,
-        `git rm -r -q '${dir}/${p}' && git commit -m 'clear the memory folder ${p}'   # then run the command again`);
+        `git rm -r -q ${singleQuoted(`${dir}/${p}`)} && git commit -m ${singleQuoted(`clear the memory folder ${p}`)}   # then run the command again`);
     }
   }
   const changes = new Map<string, FileChange>();

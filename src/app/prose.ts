@@ -1,22 +1,12 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { matcher } from '../core/glob.js';
+import { globBase, matcher } from '../core/glob.js';
 import type { GitRepo } from '../git/types.js';
 
 /**
  * The prose files of a tuning (the `prose` and `memoryPolicy` globs) and
  * whether the working tree holds them exactly as committed.
  */
-function staticPrefix(glob: string): string {
-  const parts = glob.replace(/^\.\//, '').split('/');
-  const fixed: string[] = [];
-  for (const part of parts.slice(0, -1)) {
-    if (/[*?{[]/.test(part)) break;
-    fixed.push(part);
-  }
-  return fixed.join('/');
-}
-
 async function walk(root: string, rel: string, out: string[]): Promise<void> {
   let entries: import('node:fs').Dirent[];
   try {
@@ -37,7 +27,7 @@ async function walk(root: string, rel: string, out: string[]): Promise<void> {
 export async function uncommittedProse(repo: GitRepo, commit: string, globs: readonly string[]): Promise<string[]> {
   if (globs.length === 0) return [];
   const isProse = matcher(globs);
-  const prefixes = [...new Set(globs.map(staticPrefix))];
+  const prefixes = [...new Set(globs.map(globBase).filter((b) => b !== null))];
   const committed = new Map<string, string>();
   const onDisk = new Set<string>();
   for (const prefix of prefixes) {

@@ -36,7 +36,16 @@ export function splitArgs(line: string): string[] {
   return out;
 }
 
-/** Quotes one argument for a POSIX shell, only when it needs it. */
+/**
+ * Quotes one argument for a POSIX shell, only when it needs it (Python's
+ * shlex.quote's safe set): the one quoting of every command line we print.
+ * splitArgs reads it back to the same argument.
+ */
 export function shellQuote(arg: string): string {
-  return /^[A-Za-z0-9_./:=@%+,-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
+  return /^[A-Za-z0-9_./:=@%+,-]+$/.test(arg) ? arg : singleQuoted(arg);
+}
+
+/** One argument in single quotes, needed or not (paths in hints read alike), a `'` inside as `'\''`. */
+export function singleQuoted(arg: string): string {
+  return `'${arg.replace(/'/g, `'\\''`)}'`;
 }

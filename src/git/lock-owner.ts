@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { promises as fs, constants } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { singleQuoted } from '../core/argv.js';
 import { TuneError, EXIT } from '../errors.js';
 
 /**
@@ -159,7 +160,7 @@ export async function gitLockError(gitdir: string, lockPath: string, what: strin
   }
   return new TuneError('ref-locked', `${what} is locked by another git process (${lockPath} exists)`, {
     exitCode: EXIT.conflict,
-    hint: `wait for the other command to finish; if none is running, remove the stale lock: rm '${lockPath}'`,
+    hint: `wait for the other command to finish; if none is running, remove the stale lock: rm ${singleQuoted(lockPath)}`,
   });
 }
 

@@ -5,6 +5,7 @@ import { promises as fs } from 'node:fs';
 import type { Readable } from 'node:stream';
 import path from 'node:path';
 import { deflateSync } from 'node:zlib';
+import { singleQuoted } from '../core/argv.js';
 import { TuneError, EXIT, conflictError } from '../errors.js';
 import { readRefValue, withIndexLock, writeFileAtomic } from './lockfile.js';
 import type { CommitInfo, GitRepo, LogEntry, NewCommit, Person, RefEntry, TreeFile } from './types.js';
@@ -626,7 +627,7 @@ export class NativeGitRepo implements GitRepo {
     if (/\.lock'?: File exists|Unable to create .*\.lock/.test(stderr) || (await fs.access(lockPath).then(() => true, () => false))) {
       throw new TuneError('ref-locked', `${ref} is locked by another git process (${lockPath} exists)`, {
         exitCode: EXIT.conflict,
-        hint: `wait for the other command to finish; if none is running, remove the stale lock: rm '${lockPath}'`,
+        hint: `wait for the other command to finish; if none is running, remove the stale lock: rm ${singleQuoted(lockPath)}`,
       });
     }
     throw gitFailed(args, 1, stderr);
