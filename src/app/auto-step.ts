@@ -3,6 +3,7 @@ import path from 'node:path';
 import { judgeFileSchema, type JudgeFile } from '../contracts/judge.js';
 import type { DifficultReason } from '../contracts/files.js';
 import type { CaseResult } from '../contracts/result.js';
+import { shellQuote } from '../core/argv.js';
 import { viewDifficult } from '../core/difficult.js';
 import { isJudgeOutput, mergeProposals } from '../core/findings.js';
 import { batchNumbered, type RunState } from '../core/fold.js';
@@ -63,8 +64,7 @@ export interface StepContext {
 
 const write = (ctx: StepContext): WriteContext => ({ env: ctx.env, now: ctx.clock() });
 const reload = (tuning: Tuning) => loadTuning(tuning.repo, tuning.name);
-const shellWord = (a: string) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`);
-const command = (ctx: StepContext, args: string[]) => ctx.say(`$ git tune ${args.map(shellWord).join(' ')}`);
+const command = (ctx: StepContext, args: string[]) => ctx.say(`$ git tune ${args.map(shellQuote).join(' ')}`);
 
 /** Does `step` (one `next` said) and says how it went; a TuneError becomes an outcome, anything else is a bug and throws. */
 export async function performStep(tuning: Tuning, step: NextStep, ctx: StepContext): Promise<StepOutcome> {

@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Env } from '../git/identity.js';
-import { runGit } from '../git/native.js';
+import { changedPaths, restoreFromHead } from '../git/status.js';
 
 /**
  * A judge or an editor runs in the repository root, and may touch only what
@@ -17,17 +17,6 @@ import { runGit } from '../git/native.js';
 export interface WorktreeBaseline {
   /** Changed paths before the command ran → their content then (null: absent). */
   changed: Map<string, Buffer | null>;
-}
-
-/** Paths native git reports as changed or untracked (not ignored), with whether each is untracked. */
-async function changedPaths(dir: string, env: Env): Promise<Map<string, boolean>> {
-  const { stdout } = await runGit(['--no-optional-locks', 'status', '--porcelain=v1', '-z', '--untracked-files=all', '--no-renames'], dir, env);
-  const out = new Map<string, boolean>();
-  for (const entry of stdout.split('\0')) {
-    if (entry.length < 4) continue;
-    out.set(entry.slice(3), entry.startsWith('??'));
-  }
-  return out;
 }
 
 const read = (file: string) => fs.readFile(file).catch(() => null);
@@ -66,6 +55,6 @@ export async function undoOutside(dir: string, env: Env, baseline: WorktreeBasel
     else fromHead.push(file);
     undone.push(file);
   }
-  if (fromHead.length > 0) await runGit(['checkout', 'HEAD', '--', ...fromHead], dir, env);
+  await restoreFromHead(dir, env, fromHead);
   return undone.sort();
 }
