@@ -188,7 +188,7 @@ describe.concurrent('git tune auto', () => {
   // next kill point, with nothing on stderr after the step line; never reproduced alone or 5-up (8 runs).
   // The message now carries its exit code, signal and stdout; one retry keeps CI from failing on it
   // until it is understood (named in the issue notes).
-  it('killed with SIGKILL at eight points, stopped and interrupted, and resumed: the same history, no step twice', { retry: 1 }, async () => {
+  it('killed with SIGKILL at eight points, stopped and interrupted, and resumed: the same history, no step twice', { retry: 1, timeout: 240_000 }, async () => {
     const repo = exampleRepo({ demo: LIMIT_10 });
     const has = (steps: StepCommit[], step: string, run?: string) => steps.some((s) => s.step === step && (run === undefined || s.run === run));
     const proseDirty = () => repo.git('status', '--porcelain', '--', 'agents').trim() !== '';
@@ -238,7 +238,7 @@ describe.concurrent('git tune auto', () => {
     expect(story(history(repo))).toEqual(story(history(ref)));
     expect(tags(repo)).toEqual(tags(ref));
     expect(repo.git('ls-tree', '-r', 'tune/demo', 'agents')).toBe(ref.git('ls-tree', '-r', 'tune/demo', 'agents'));
-  }, 240_000);
+  });
 
   it('three VOID runs in a row of one batch and half stop auto, with the reason', async () => {
     const repo = exampleRepo({ demo: { limit: '3', concurrency: '16' } });
