@@ -520,23 +520,7 @@ export class NativeGitRepo implements GitRepo {
   async writeCommit(commit: NewCommit): Promise<string> {
     const parentTree = commit.parent ? (await this.readCommit(commit.parent)).tree : null;
     const out = new ObjectBatch();
-    const blobs = new Map<string, string>();
-    for (const [p, change] of commit.changes) {
-      if (change === null) continue;
-      blobs.set(p, out.add('blob', typeof change.content === 'string' ? Buffer.from(change.content, 'utf8') : Buffer.from(change.content)));
-    }
-    const writer: TreeWriter = {
-      blob: async (p) => blobs.get(p)!,
-      tree: async (list) => {
-        const treeOid = out.add('tree', formatTree(list));
-        out.trees.set(treeOid, list);
-        return treeOid;
-      },
-    };
-    const tree = (await buildTree(this.treeReader, writer, parentTree, new Map(commit.changes))) ?? out.add('tree', Buffer.alloc(0));
-    const oid = out.add('commit', formatCommit({
-      tree, parents: commit.parent ? [commit.parent] : [], author: commit.author, committer: commit.committer, message: commit.message,
-    }));
+    const { oid } = await addCommit(out, this.treeReader, parentTree, commit, commit.parent);
     await this.run(['unpack-objects', '-q', '--strict'], { input: out.pack() });
     for (const [treeOid, list] of out.trees) this.remember(treeOid, list);
     return oid;
@@ -564,24 +548,9 @@ export class NativeGitRepo implements GitRepo {
       out = new ObjectBatch();
     };
     for (let commit = await next(oids); commit !== null; commit = await next(oids)) {
-      const blobs = new Map<string, string>();
-      for (const [p, change] of commit.changes) {
-        if (change !== null) blobs.set(p, out.add('blob', typeof change.content === 'string' ? Buffer.from(change.content, 'utf8') : Buffer.from(change.content)));
-      }
-      const writer: TreeWriter = {
-        blob: async (p) => blobs.get(p)!,
-        tree: async (list) => {
-          const treeOid = out.add('tree', formatTree(list));
-          out.trees.set(treeOid, list);
-          return treeOid;
-        },
-      };
-      const tree = (await buildTree(reader, writer, parentTree, new Map(commit.changes))) ?? out.add('tree', Buffer.alloc(0));
-      const last = oids[oids.length - 1] ?? parent;
-      oids.push(out.add('commit', formatCommit({
-        tree, parents: last ? [last] : [], author: commit.author, committer: commit.committer, message: commit.message,
-      })));
-      parentTree = tree;
+      const added = await addCommit(out, reader, parentTree, commit, oids[oids.length - 1] ?? parent);
+      oids.push(added.oid);
+      parentTree = added.tree;
       if (out.commits >= CHAIN_PACK) await flush();
     }
     await flush();
@@ -731,4 +700,32 @@ export class NativeGitRepo implements GitRepo {
       () => false,
     );
   }
+}
+
+/**
+ * A commit's blobs, new trees and commit object added to `out` (trees read
+ * through `reader`, trees made here kept in `out.trees`): what writing one
+ * commit and writing a chain share.
+ */
+async function addCommit(
+  out: ObjectBatch, reader: TreeReader, parentTree: string | null,
+  commit: Omit<NewCommit, 'parent'>, parent: string | null | undefined,
+): Promise<{ oid: string; tree: string }> {
+  const blobs = new Map<string, string>();
+  for (const [p, change] of commit.changes) {
+    if (change !== null) blobs.set(p, out.add('blob', typeof change.content === 'string' ? Buffer.from(change.content, 'utf8') : Buffer.from(change.content)));
+  }
+  const writer: TreeWriter = {
+    blob: async (p) => blobs.get(p)!,
+    tree: async (list) => {
+      const treeOid = out.add('tree', formatTree(list));
+      out.trees.set(treeOid, list);
+      return treeOid;
+    },
+  };
+  const tree = (await buildTree(reader, writer, parentTree, new Map(commit.changes))) ?? out.add('tree', Buffer.alloc(0));
+  const oid = out.add('commit', formatCommit({
+    tree, parents: parent ? [parent] : [], author: commit.author, committer: commit.committer, message: commit.message,
+  }));
+  return { oid, tree };
 }
