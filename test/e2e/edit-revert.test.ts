@@ -1,9 +1,9 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI, ROOT, TempRepo, type CliResult } from '../helpers/repo.js';
+import { CLI, ROOT, runCliAsync, TempRepo, type CliResult } from '../helpers/repo.js';
 
 /**
  * `git tune edit` and `git tune revert` (SPEC 3.5, 4) through the real CLI:
@@ -31,18 +31,7 @@ afterAll(() => {
   for (const r of repos.splice(0)) r.cleanup();
 });
 
-/** The real CLI, asynchronously: independent tests run side by side. */
-function cli(repo: TempRepo, args: string[], env: Record<string, string> = {}): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: repo.dir, env: { ...process.env, ...repo.env, ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
+const cli = runCliAsync;
 
 async function ok(repo: TempRepo, args: string[]): Promise<CliResult> {
   const r = await cli(repo, args);

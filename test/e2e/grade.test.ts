@@ -1,8 +1,7 @@
-import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI, ROOT, TempRepo, type CliResult } from '../helpers/repo.js';
+import { CLI, ROOT, runCliAsync, TempRepo, type CliResult } from '../helpers/repo.js';
 
 /**
  * `git tune grade` (SPEC 3.4) through the real CLI: the draft, the findings a
@@ -26,18 +25,7 @@ afterAll(() => {
   for (const r of repos.splice(0)) r.cleanup();
 });
 
-/** The real CLI, asynchronously: independent tests run side by side. */
-function cli(repo: TempRepo, args: string[], env: Record<string, string> = {}): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: repo.dir, env: { ...process.env, ...repo.env, ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
+const cli = runCliAsync;
 
 async function ok(repo: TempRepo, args: string[]): Promise<CliResult> {
   const r = await cli(repo, args);

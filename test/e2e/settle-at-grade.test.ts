@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { formatStep } from '../../src/core/steps.js';
-import { CLI, ROOT, TempRepo, type CliResult } from '../helpers/repo.js';
+import { ROOT, runCliAsync, TempRepo, type CliResult } from '../helpers/repo.js';
 
 /**
  * Edits settle at grading, and a VOID final check runs again, through the
@@ -33,17 +32,7 @@ afterAll(() => {
   for (const r of repos.splice(0)) r.cleanup();
 });
 
-function cli(repo: TempRepo, args: string[], env: Record<string, string> = {}): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: repo.dir, env: { ...process.env, ...repo.env, ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
+const cli = runCliAsync;
 
 async function ok(repo: TempRepo, args: string[], env: Record<string, string> = {}): Promise<CliResult> {
   const r = await cli(repo, args, env);
