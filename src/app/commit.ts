@@ -10,7 +10,7 @@ import { resolveIdentity, type Env } from '../git/identity.js';
 import { blobOid, readIndexEntries } from '../git/index-file.js';
 import { withToolLock } from '../git/lock-owner.js';
 import type { FileChange, GitRepo } from '../git/types.js';
-import { crashPoint } from './crash.js';
+import { crashPoint } from '../faults/crash.js';
 import { clearJournal, writeJournal } from './recover.js';
 import { withReports } from './reports.js';
 import { assertCleanGitState } from './tuning.js';

@@ -15,7 +15,7 @@ import { resolveIdentity } from '../git/identity.js';
 import { withToolLock } from '../git/lock-owner.js';
 import type { FileChange, GitRepo } from '../git/types.js';
 import { assertNoSecrets, type WriteContext } from './commit.js';
-import { crashPoint } from './crash.js';
+import { crashPoint } from '../faults/crash.js';
 import { renderConfig } from './config-file.js';
 import { readDatasetInput, validateDatasetValues } from './dataset-file.js';
 import { clearJournal, writeJournal } from './recover.js';

@@ -4,7 +4,7 @@ import type { Env } from '../git/identity.js';
 import { resolveIdentity } from '../git/identity.js';
 import type { FileChange, GitRepo } from '../git/types.js';
 import { formatMessage } from '../core/trailers.js';
-import { crashPoint } from '../app/crash.js';
+import { crashPoint } from '../faults/crash.js';
 
 /**
  * Bulky per-case logs live on a ref of our own, `refs/tune-logs/<name>`, one

@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { caseResultSchema, memoryWriteSchema, type CaseResult, type MemoryWrite } from '../contracts/result.js';
-import { crashPoint } from '../app/crash.js';
+import { crashPoint } from '../faults/crash.js';
 import { writeFileAtomic } from '../git/lockfile.js';
 import * as z from 'zod';
 

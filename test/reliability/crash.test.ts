@@ -7,7 +7,7 @@ import {
 
 /**
  * Issue 9, crash points: `git tune` is killed with SIGKILL (GIT_TUNE_CRASH_AT,
- * src/app/crash.ts) at every write point of every committing command. After
+ * src/faults/crash.ts) at every write point of every committing command. After
  * each crash: `git fsck --strict` is clean, the branch holds the old step or
  * the new one (never part of it), and after the next command the working
  * tree, index, tags and .git/tune are exactly what an uninterrupted command
