@@ -4,8 +4,9 @@
 // - src/faults (crash points) imports nothing of ours, so app, run and git can all mark them;
 // - src/git is the only git toucher: the only importer of isomorphic-git and of the git
 //   runner (src/git/native.ts, which spawns `git`); only src/git and src/run (the runner,
-//   judge and editor processes) spawn processes at all.
-// An exception names each crossing today's code has; issue 16 removes them, and with them the exception.
+//   judge and editor processes) spawn processes at all; src/git imports no upper layer;
+// - src/app never imports src/cli; src/contracts imports only contracts.
+// An exception (pathNot) names each crossing allowed, with why.
 const IO = '^(node:)?(fs|fs/promises|child_process|net|http|https|http2|dgram|dns|dns/promises|os|readline|tty|worker_threads|cluster|vm|module|inspector|process|repl)$';
 const SPAWN = '^(node:)?child_process$';
 
@@ -49,11 +50,38 @@ module.exports = {
     },
     {
       name: 'only-git-runs-git',
-      comment: 'Only src/git runs `git` (src/git/native.ts). Allowed crossings, to be removed by issue 16 (push, fetch, switch, status and config join the GitRepo port): ' +
-        'app/hooks, app/demo, app/auto, cli/commands/sync and cli/commands/pr call runGit.',
+      comment: 'Only src/git runs `git` (src/git/native.ts): push, fetch, switch, status and config are GitRepo methods.',
       severity: 'error',
-      from: { path: '^src/', pathNot: ['^src/git/', '^src/app/(hooks|demo|auto)\\.ts$', '^src/cli/commands/(sync|pr)\\.ts$'] },
+      from: { path: '^src/', pathNot: '^src/git/' },
       to: { path: '^src/git/native\\.ts$' },
+    },
+    {
+      name: 'git-imports-no-upper-layer',
+      comment: 'src/git is below app, cli and run, and knows no schema (src/contracts).',
+      severity: 'error',
+      from: { path: '^src/git/' },
+      to: { path: '^src/(app|cli|run|contracts)/' },
+    },
+    {
+      name: 'git-imports-no-decisions',
+      comment: 'src/git takes no decision of src/core. Allowed crossing: shell quoting (core/argv.ts) for the commands a lock message names.',
+      severity: 'error',
+      from: { path: '^src/git/' },
+      to: { path: '^src/core/', pathNot: '^src/core/argv\\.ts$' },
+    },
+    {
+      name: 'app-imports-no-cli',
+      comment: 'src/app is the use cases; src/cli calls them and renders, never the other way round.',
+      severity: 'error',
+      from: { path: '^src/app/' },
+      to: { path: '^src/cli/' },
+    },
+    {
+      name: 'contracts-import-contracts',
+      comment: 'src/contracts holds the schemas: it imports other contracts only (and zod). Allowed crossing: the case-id rule (core/names.ts) the dataset schema checks ids with.',
+      severity: 'error',
+      from: { path: '^src/contracts/' },
+      to: { path: '^src/', pathNot: ['^src/contracts/', '^src/core/names\\.ts$'] },
     },
     {
       name: 'only-git-and-run-spawn',

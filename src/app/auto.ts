@@ -7,7 +7,6 @@ import { branchName, branchRef, tuningDir } from '../core/names.js';
 import type { NextStep } from '../core/next.js';
 import { usageError } from '../errors.js';
 import type { Env } from '../git/identity.js';
-import { runGit } from '../git/native.js';
 import { openRepo } from '../git/open.js';
 import type { GitRepo } from '../git/types.js';
 import type { CaseEvent } from '../run/progress.js';
@@ -219,12 +218,6 @@ export interface AllResult {
   exitCode: number;
 }
 
-/** Tracked files with uncommitted changes, as native git sees them. */
-async function uncommitted(dir: string, env: Env): Promise<string[]> {
-  const { stdout } = await runGit(['status', '--porcelain', '--untracked-files=no'], dir, env);
-  return stdout.split('\n').filter(Boolean).map((l) => l.slice(3));
-}
-
 async function configured(repo: GitRepo, name: string): Promise<string | null> {
   try {
     const tip = await repo.resolveRef(branchRef(name));
@@ -255,7 +248,7 @@ export async function autoAll(cwd: string, opts: AutoOptions): Promise<AllResult
     throw usageError('no-tunings', `no tune/* branch has a config${skipped.length ? ` (${skipped.map((s) => `${s.tuning}: ${s.why}`).join('; ')})` : ''}`,
       `git tune init <name> --prose 'agents/**/*.md' --runner 'node agent.js'`);
   }
-  const dirty = await uncommitted(repo.dir, opts.env);
+  const dirty = await repo.uncommittedPaths(opts.env);
   if (dirty.length > 0) {
     throw usageError('uncommitted-changes', `--all switches branches, and the working tree has uncommitted changes: ${dirty.slice(0, 5).join(', ')}${dirty.length > 5 ? ', …' : ''}`,
       'git stash   # or commit them, then: git tune auto --all');
@@ -277,14 +270,14 @@ export async function autoAll(cwd: string, opts: AutoOptions): Promise<AllResult
       results.push(notStarted(name, 'over-budget', `not started: ${ceiling}`, 3));
       continue;
     }
-    const left = await uncommitted(repo.dir, opts.env);
+    const left = await repo.uncommittedPaths(opts.env);
     if (left.length > 0) {
       results.push(notStarted(name, 'error', `not started: the working tree has uncommitted changes (${left.slice(0, 3).join(', ')})`, 2));
       continue;
     }
     opts.say(`── ${branchName(name)}`);
     try {
-      if ((await repo.headRef()) !== `refs/heads/${branchName(name)}`) await runGit(['switch', '--quiet', branchName(name)], repo.dir, opts.env);
+      if ((await repo.headRef()) !== `refs/heads/${branchName(name)}`) await repo.switchBranch(branchName(name), opts.env);
       const result = await autoTuning(repo.dir, opts, name);
       results.push(result);
       if (result.outcome === 'stopped' || result.outcome === 'interrupted') halt = result;
@@ -293,8 +286,8 @@ export async function autoAll(cwd: string, opts: AutoOptions): Promise<AllResult
     }
   }
   const back = home ? home.replace('refs/heads/', '') : homeOid;
-  if (back && (await repo.headRef()) !== home && (await uncommitted(repo.dir, opts.env)).length === 0) {
-    await runGit(home ? ['switch', '--quiet', back] : ['switch', '--quiet', '--detach', back], repo.dir, opts.env).catch(() => {});
+  if (back && (await repo.headRef()) !== home && (await repo.uncommittedPaths(opts.env)).length === 0) {
+    await (home ? repo.switchBranch(back, opts.env) : repo.detachHead(back, opts.env)).catch(() => {});
   }
   const failed = results.find((r) => r.exitCode !== 0);
   return { tunings: results, skipped, spent: { ...opts.session.spent }, ceiling: opts.session.ceiling, exitCode: failed?.exitCode ?? 0 };

@@ -7,8 +7,8 @@ import { viewDifficult } from '../core/difficult.js';
 import { isVoidRun, type RunState } from '../core/fold.js';
 import { branchName, isFinalRun } from '../core/names.js';
 import { usageError } from '../errors.js';
-import { readGitConfigValue, resolveIdentity, type Env } from '../git/identity.js';
-import { runGit } from '../git/native.js';
+import type { Env } from '../git/identity.js';
+import { initRepo } from '../git/init.js';
 import { openRepo } from '../git/open.js';
 import type { AutoResult } from './auto.js';
 import { loadTuning } from './tuning.js';
@@ -65,26 +65,8 @@ export async function demoDir(cwd: string, dir: string | undefined): Promise<str
  * `main`. Without a git identity anywhere, a local one is set in it.
  */
 export async function createDemoRepo(dir: string, env: Env): Promise<{ identitySet: boolean }> {
-  const gitEnv = env as Record<string, string | undefined>;
   await fs.cp(exampleDir(), dir, { recursive: true });
-  await runGit(['init', '--quiet', '--initial-branch=main'], dir, gitEnv);
-  const gitdir = path.join(dir, '.git');
-  let identitySet = false;
-  try {
-    await resolveIdentity(gitdir, env, new Date());
-  } catch {
-    if (!env.GIT_AUTHOR_NAME && !(await readGitConfigValue(gitdir, 'user.name', env))) {
-      await runGit(['config', 'user.name', DEMO_IDENTITY.name], dir, gitEnv);
-    }
-    if (!env.GIT_AUTHOR_EMAIL && !(await readGitConfigValue(gitdir, 'user.email', env))) {
-      await runGit(['config', 'user.email', DEMO_IDENTITY.email], dir, gitEnv);
-    }
-    identitySet = true;
-  }
-  await runGit(['add', '--all'], dir, gitEnv);
-  // The user's signing and hooks are for their own repositories, not this throwaway one.
-  await runGit(['-c', 'commit.gpgsign=false', 'commit', '--quiet', '--no-verify', '-m', 'The example agent and its prose'], dir, gitEnv);
-  return { identitySet };
+  return initRepo(dir, env, { branch: 'main', message: 'The example agent and its prose', fallbackIdentity: DEMO_IDENTITY });
 }
 
 export interface DemoBatch {

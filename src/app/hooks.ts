@@ -8,7 +8,6 @@ import { parseBranchName } from '../core/names.js';
 import { formatStep, sealOf, SEAL_TRAILER, type Step } from '../core/steps.js';
 import { parseMessage, type Trailer } from '../core/trailers.js';
 import type { Env } from '../git/identity.js';
-import { runGit } from '../git/native.js';
 import type { GitRepo } from '../git/types.js';
 import { logsRef } from '../run/logs.js';
 import { parseAims } from './edit.js';
@@ -53,8 +52,7 @@ const packageDir = (...parts: string[]) => fileURLToPath(new URL(`../../${parts.
 
 /** Where git runs hooks from for this repository. */
 export async function hooksDir(repo: GitRepo, env: Env): Promise<string> {
-  const { stdout } = await runGit(['rev-parse', '--git-path', 'hooks'], repo.dir, env);
-  return path.resolve(repo.dir, stdout.trim());
+  return repo.gitPath('hooks', env);
 }
 
 const exists = (p: string) => fs.lstat(p).then(() => true, () => false);
@@ -157,18 +155,8 @@ const ZERO = /^0+$/;
 
 /** Git's comment character (core.commentChar), `#` unless set to one character. */
 async function commentChar(repo: GitRepo, env: Env): Promise<string> {
-  const value = await runGit(['config', '--get', 'core.commentChar'], repo.dir, env).then((r) => r.stdout.trim(), () => '');
+  const value = ((await repo.configGet('core.commentChar', env)) ?? '').trim();
   return value.length === 1 ? value : '#';
-}
-
-/** The files the commit being made changes (the index git hands the hook, against HEAD). */
-async function stagedFiles(repo: GitRepo, env: Env): Promise<string[]> {
-  const { stdout } = await runGit(['diff', '--cached', '--name-only', '-z', '--no-renames', 'HEAD'], repo.dir, env);
-  return stdout.split('\0').filter(Boolean);
-}
-
-async function stagedText(repo: GitRepo, env: Env, file: string): Promise<string | null> {
-  return runGit(['show', `:${file}`], repo.dir, env).then((r) => r.stdout, () => null);
 }
 
 export interface HandCommitPlan {
@@ -195,7 +183,7 @@ export async function planHandCommit(tuning: Tuning, message: string, env: Env):
     summary = `a revert of the edit ${edit.oid.slice(0, 7)}`;
   } else {
     const isProse = matcher([...(config?.prose ?? []), ...(config?.memoryPolicy ?? [])]);
-    const prose = (await stagedFiles(repo, env)).filter(isProse);
+    const prose = (await repo.stagedPaths(env)).filter(isProse);
     const run = prose.length > 0 ? latestGradedRun(tuning.state) : null;
     if (run) {
       const latest = latestBatchRun(state);
@@ -205,7 +193,7 @@ export async function planHandCommit(tuning: Tuning, message: string, env: Env):
         const outside = prose.filter((f) => !policy(f));
         if (outside.length > 0) warnings.push(`${run.name} is a with-memory run: only memory-policy files should change (also changed: ${outside.join(', ')})`);
       }
-      const changes = await stagedText(repo, env, `${tuning.dir}/runs/${run.name}/changes.md`);
+      const changes = await repo.readStaged(`${tuning.dir}/runs/${run.name}/changes.md`, env);
       step = { ...base, step: 'edit', run: run.name, aims: changes === null ? null : parseAims(changes) };
       summary = `an edit after ${run.name} (${prose.join(', ')})`;
     } else {
@@ -364,5 +352,5 @@ export async function prePushRefspecs(repo: GitRepo, stdin: string): Promise<str
 }
 
 export async function pushAlong(repo: GitRepo, env: Env, remote: string, specs: readonly string[]): Promise<void> {
-  await runGit(['push', '--no-verify', '--quiet', remote, ...specs], repo.dir, env);
+  await repo.push(remote, specs, { env, verify: false, quiet: true });
 }

@@ -1,3 +1,5 @@
+import type { Env } from './identity.js';
+
 /**
  * The one git interface the product uses. Only files under src/git import a
  * git library; everything above sees these plain types.
@@ -43,6 +45,32 @@ export interface LogEntry {
   oid: string;
   parents: string[];
   message: string;
+}
+
+/** One ref of a push, as `git push --porcelain` reports it. */
+export interface PushedRef {
+  /** ' ' fast-forward, '+' forced, '-' deleted, '*' new, '!' rejected, '=' up to date. */
+  flag: ' ' | '+' | '-' | '*' | '!' | '=';
+  from: string;
+  to: string;
+  /** `[new branch]`, `abc1234..def5678`, `[up to date]`, `[rejected] (non-fast-forward)`, … */
+  summary: string;
+}
+
+export interface PushResult {
+  /** Each ref pushed (empty with `quiet`). */
+  refs: PushedRef[];
+  /** What git said on stderr (the remote's messages among it). */
+  stderr: string;
+}
+
+export interface PushOptions {
+  /** The caller's environment: the user's transports, credentials and SSH settings. */
+  env: Env;
+  /** false: `--no-verify`, git's pre-push hook does not run (the pre-push hook pushing refs along). */
+  verify?: boolean;
+  /** `--quiet`: no report of the refs. */
+  quiet?: boolean;
 }
 
 /** Which implementation serves the calls: isomorphic-git in-process, or the native `git` binary. */
@@ -104,4 +132,29 @@ export interface GitRepo {
   /** Reads a config value from the repository's own config (`user.name`). */
   readConfig(key: string): Promise<string | null>;
   isShallow(): Promise<boolean>;
+
+  // Served by the native `git` binary on both backends (src/git/native-commands.ts):
+  // remotes, the working tree, and what git reads from every config scope.
+  // `env` is the caller's; a failure is a TuneError `git-failed` naming the git command.
+
+  /** Where git keeps `name` for this repository (`git rev-parse --git-path`; `hooks` honours core.hooksPath), absolute. */
+  gitPath(name: string, env: Env): Promise<string>;
+  /** A config value as git reads it from every scope (`git config --get`), or null when unset. */
+  configGet(key: string, env: Env): Promise<string | null>;
+  /** The paths the index changes against HEAD (`git diff --cached`): what the commit being made changes. */
+  stagedPaths(env: Env): Promise<string[]>;
+  /** A file as the index holds it (`git show :<file>`), or null when it is not in the index. */
+  readStaged(file: string, env: Env): Promise<string | null>;
+  /** Tracked files with uncommitted changes, staged or not (`git status --porcelain --untracked-files=no`). */
+  uncommittedPaths(env: Env): Promise<string[]>;
+  /** `git push <remote> <refspecs>`: the refs as git reports them, or a TuneError when git fails (a rejected ref included). */
+  push(remote: string, refspecs: readonly string[], opts: PushOptions): Promise<PushResult>;
+  /** `git fetch <remote> <refspecs>`. */
+  fetch(remote: string, refspecs: readonly string[], env: Env): Promise<void>;
+  /** Moves the checked-out branch, index and working tree to `ref` when that is a fast-forward (`git merge --ff-only`); fails otherwise. */
+  fastForward(ref: string, env: Env): Promise<void>;
+  /** Checks out `branch` (`git switch`), index and working tree. */
+  switchBranch(branch: string, env: Env): Promise<void>;
+  /** Checks out `commit` with HEAD detached (`git switch --detach`). */
+  detachHead(commit: string, env: Env): Promise<void>;
 }

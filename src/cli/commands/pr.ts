@@ -1,54 +1,21 @@
-import { githubRepoOf, githubToken, ghCreateLine, prBaseBranch, prBranch, upsertPullRequest } from '../../app/github.js';
-import { batchRange, buildReview } from '../../app/reports.js';
+import { publishBatch } from '../../app/pr.js';
 import { openTuning } from '../../app/tuning.js';
-import { renderReview } from '../../core/review.js';
-import { TuneError, EXIT, usageError } from '../../errors.js';
-import { runGit } from '../../git/native.js';
 import { printJson, type CommandIO } from '../io.js';
 
 /**
- * `git tune pr <batch>`: push the batch as a branch (and its base) with
- * native git, then open or update its one pull request through the GitHub
- * REST API. Without a token, the body goes to stdout and the `gh pr create`
- * line that opens it to stderr.
+ * `git tune pr <batch>` (src/app/pr.ts). Without a token, the body goes to
+ * stdout and the `gh pr create` line that opens it to stderr.
  */
 export async function run(io: CommandIO, batch: string, opts: { remote?: string; json?: boolean; tuning?: string }): Promise<void> {
   const tuning = await openTuning(io.cwd, opts.tuning);
-  const remote = opts.remote ?? 'origin';
-  const url = await tuning.repo.readConfig(`remote.${remote}.url`).catch(() => null);
-  if (!url) throw usageError('no-remote', `there is no remote ${remote}`, `git remote add ${remote} <url>   # or: git tune pr ${batch} --remote <name>`);
-  const range = batchRange(tuning, batch);
-  const review = await buildReview(tuning, batch, { env: io.env, remote });
-  const body = renderReview(review);
-  const n = review.batch;
-  const head = prBranch(tuning.name, n);
-  const base = prBaseBranch(tuning.name, n);
-  const title = `tune(${tuning.name}): batch ${n} — ${review.status}`;
-  const token = githubToken(io.env);
-  const repo = githubRepoOf(url, io.env);
-  if (token && !repo) {
-    throw usageError('not-github', `remote ${remote} (${url.replace(/\/\/[^@/]*@/, '//')}) is not a GitHub repository git-tune can name`,
-      'GITHUB_REPOSITORY=<owner>/<repo> git tune pr ' + batch + '   # and GITHUB_API_URL for GitHub Enterprise');
-  }
-
-  try {
-    await runGit(['push', '--porcelain', remote, `${range.head}:refs/heads/${head}`, `${range.base}:refs/heads/${base}`], tuning.repo.dir, io.env);
-  } catch (err) {
-    throw new TuneError('pr-push-failed', `pushing ${head} and ${base} to ${remote} failed: ${(err as Error).message}`, {
-      exitCode: EXIT.conflict,
-      hint: `git fetch ${remote} && git log ${remote}/${head}   # a commit was added to the pull request's branch; tuning history lives on tune/${tuning.name}`,
-    });
-  }
-  io.err(`pushed ${head} (${range.head.slice(0, 7)}) and ${base} (${range.base.slice(0, 7)}) to ${remote}`);
-
-  if (!token) {
-    const gh = ghCreateLine(repo, n, tuning.name, title);
+  const { pullRequest: pr, ghCommand: gh, ...out } = await publishBatch(tuning, batch, { remote: opts.remote, env: io.env, say: (line) => io.err(line) });
+  const { batch: n, remote, head, base, title, body } = out;
+  if (!pr) {
     if (opts.json) printJson(io, { batch: n, remote, head, base, title, pullRequest: null, ghCommand: gh, body });
     else io.out(body);
     io.err(`no GITHUB_TOKEN or GH_TOKEN: the pull request is not opened. Open it with:\n  ${gh}`);
     return;
   }
-  const pr = await upsertPullRequest(io.env, token, { repo: repo!, head, base, title, body });
   if (opts.json) printJson(io, { batch: n, remote, head, base, title, pullRequest: pr });
   else io.out(`${pr.action} pull request #${pr.number}: ${pr.url}`);
 }

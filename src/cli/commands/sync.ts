@@ -1,42 +1,20 @@
+import { pullTuning, pushTuning } from '../../app/sync.js';
 import { openTuning } from '../../app/tuning.js';
 import { branchName } from '../../core/names.js';
-import { runGit } from '../../git/native.js';
-import { logsRef } from '../../run/logs.js';
 import { printJson, type CommandIO } from '../io.js';
 
-/**
- * `git tune push` / `pull`: the branch, its run tags and its logs ref travel
- * together, so a clone can `git tune show <run> <case> --log`.
- */
-function refspecs(name: string): string[] {
-  return [
-    `refs/heads/${branchName(name)}:refs/heads/${branchName(name)}`,
-    `refs/tags/tune/${name}/*:refs/tags/tune/${name}/*`,
-    `${logsRef(name)}:${logsRef(name)}`,
-  ];
-}
-
+/** `git tune push` / `pull` (src/app/sync.ts): the tuning branch with its run tags and logs ref. */
 export async function push(io: CommandIO, remote: string | undefined, opts: { json?: boolean; tuning?: string }): Promise<void> {
   const tuning = await openTuning(io.cwd, opts.tuning);
-  const target = remote ?? 'origin';
-  const hasLogs = (await tuning.repo.resolveRef(logsRef(tuning.name))) !== null;
-  const specs = refspecs(tuning.name).filter((s) => hasLogs || !s.startsWith('refs/tune-logs'));
-  const { stderr } = await runGit(['push', '--porcelain', target, ...specs], tuning.repo.dir, io.env);
-  if (opts.json) printJson(io, { remote: target, refspecs: specs });
-  else io.out(`pushed ${branchName(tuning.name)}, its run tags${hasLogs ? ' and its logs' : ''} to ${target}`);
-  if (stderr.trim()) io.err(stderr.trim());
+  const pushed = await pushTuning(tuning, remote, io.env);
+  if (opts.json) printJson(io, { remote: pushed.remote, refspecs: pushed.refspecs });
+  else io.out(`pushed ${branchName(tuning.name)}, its run tags${pushed.hasLogs ? ' and its logs' : ''} to ${pushed.remote}`);
+  if (pushed.stderr.trim()) io.err(pushed.stderr.trim());
 }
 
 export async function pull(io: CommandIO, remote: string | undefined, opts: { json?: boolean; tuning?: string }): Promise<void> {
   const tuning = await openTuning(io.cwd, opts.tuning);
-  const target = remote ?? 'origin';
-  const name = tuning.name;
-  // Tags and logs are fetched straight into place; the branch goes through a
-  // remote-tracking ref and is fast-forwarded only (history is never rewritten).
-  await runGit(['fetch', target, `+${logsRef(name)}:${logsRef(name)}`, `refs/tags/tune/${name}/*:refs/tags/tune/${name}/*`, `refs/heads/${branchName(name)}:refs/remotes/${target}/${branchName(name)}`], tuning.repo.dir, io.env)
-    .catch(async () => runGit(['fetch', target, `refs/tags/tune/${name}/*:refs/tags/tune/${name}/*`, `refs/heads/${branchName(name)}:refs/remotes/${target}/${branchName(name)}`], tuning.repo.dir, io.env));
-  if (tuning.onBranch) await runGit(['merge', '--ff-only', `refs/remotes/${target}/${branchName(name)}`], tuning.repo.dir, io.env);
-  else await runGit(['fetch', target, `refs/heads/${branchName(name)}:refs/heads/${branchName(name)}`], tuning.repo.dir, io.env);
-  if (opts.json) printJson(io, { remote: target, tuning: name });
-  else io.out(`pulled ${branchName(name)}, its run tags and its logs from ${target}`);
+  const pulled = await pullTuning(tuning, remote, io.env);
+  if (opts.json) printJson(io, { remote: pulled.remote, tuning: tuning.name });
+  else io.out(`pulled ${branchName(tuning.name)}, its run tags and its logs from ${pulled.remote}`);
 }

@@ -1,0 +1,79 @@
+import path from 'node:path';
+import type { Env } from './identity.js';
+import { runGit } from './native.js';
+import type { PushedRef, PushOptions, PushResult } from './types.js';
+
+/**
+ * The GitRepo calls both backends serve with the native `git` binary: talking
+ * to remotes (push, fetch) with the user's transports and credentials, moving
+ * the working tree (switch, merge --ff-only), and what git computes from the
+ * user's whole configuration and index (hook path, config values across every
+ * scope, the index a hook sees, status). isomorphic-git has no SSH transport,
+ * no credential helpers and no core.hooksPath, so the iso backend delegates
+ * these here too: the same command lines, environment (the caller's: a hook's
+ * GIT_DIR, the user's SSH and credential settings) and error messages
+ * whichever backend serves the rest.
+ */
+
+type ChildEnv = Record<string, string | undefined>;
+const child = (env: Env) => env as ChildEnv;
+
+export async function gitPath(dir: string, name: string, env: Env): Promise<string> {
+  const { stdout } = await runGit(['rev-parse', '--git-path', name], dir, child(env));
+  return path.resolve(dir, stdout.trim());
+}
+
+export async function configGet(dir: string, key: string, env: Env): Promise<string | null> {
+  return runGit(['config', '--get', key], dir, child(env)).then((r) => r.stdout.replace(/\n$/, ''), () => null);
+}
+
+export async function stagedPaths(dir: string, env: Env): Promise<string[]> {
+  const { stdout } = await runGit(['diff', '--cached', '--name-only', '-z', '--no-renames', 'HEAD'], dir, child(env));
+  return stdout.split('\0').filter(Boolean);
+}
+
+export async function readStaged(dir: string, file: string, env: Env): Promise<string | null> {
+  return runGit(['show', `:${file}`], dir, child(env)).then((r) => r.stdout, () => null);
+}
+
+export async function uncommittedPaths(dir: string, env: Env): Promise<string[]> {
+  const { stdout } = await runGit(['status', '--porcelain', '--untracked-files=no'], dir, child(env));
+  return stdout.split('\n').filter(Boolean).map((l) => l.slice(3));
+}
+
+export async function push(dir: string, remote: string, refspecs: readonly string[], opts: PushOptions): Promise<PushResult> {
+  const args = ['push', ...(opts.verify === false ? ['--no-verify'] : []), opts.quiet ? '--quiet' : '--porcelain', remote, ...refspecs];
+  const { stdout, stderr } = await runGit(args, dir, child(opts.env));
+  return { refs: opts.quiet ? [] : parsePushPorcelain(stdout), stderr };
+}
+
+/**
+ * `git push --porcelain` stdout: a `To <url>` line, then one
+ * `<flag>\t<from>:<to>\t<summary>` line per ref, then `Done`.
+ */
+export function parsePushPorcelain(stdout: string): PushedRef[] {
+  const refs: PushedRef[] = [];
+  for (const line of stdout.split('\n')) {
+    const m = /^([ +\-*!=])\t([^\t]*)\t(.*)$/.exec(line);
+    if (!m) continue;
+    const colon = m[2]!.indexOf(':');
+    refs.push({ flag: m[1] as PushedRef['flag'], from: m[2]!.slice(0, colon), to: m[2]!.slice(colon + 1), summary: m[3]! });
+  }
+  return refs;
+}
+
+export async function fetch(dir: string, remote: string, refspecs: readonly string[], env: Env): Promise<void> {
+  await runGit(['fetch', remote, ...refspecs], dir, child(env));
+}
+
+export async function fastForward(dir: string, ref: string, env: Env): Promise<void> {
+  await runGit(['merge', '--ff-only', ref], dir, child(env));
+}
+
+export async function switchBranch(dir: string, branch: string, env: Env): Promise<void> {
+  await runGit(['switch', '--quiet', branch], dir, child(env));
+}
+
+export async function detachHead(dir: string, commit: string, env: Env): Promise<void> {
+  await runGit(['switch', '--quiet', '--detach', commit], dir, child(env));
+}
