@@ -1,11 +1,14 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TempRepo } from '../helpers/repo.js';
 // The built product, as the CLI runs it (tests run after `npm run build`).
 import { IsoGitRepo } from '../../dist/git/iso.js';
 import { NativeGitRepo } from '../../dist/git/native-repo.js';
 import { chooseBackend } from '../../dist/git/open.js';
+import { initRepo } from '../../dist/git/init.js';
 
 /**
  * One contract for both GitRepo implementations: isomorphic-git in-process,
@@ -345,6 +348,199 @@ describe('GitRepo contract: a chain of commits and a set of refs in one write', 
     }
     expect(made.iso).toEqual(made.native);
   }, 120_000);
+});
+
+describe.each(BACKENDS)('GitRepo contract: %s talks to remotes and moves the working tree as native git does', (name, make) => {
+  let repo: TempRepo;
+  let remote: TempRepo;
+  let other: TempRepo;
+  let globalDir: string;
+  let git: Repo;
+  let env: Record<string, string | undefined>;
+
+  beforeAll(() => {
+    repo = TempRepo.create({ 'agents/prompt.md': 'Answer politely.\n', 'docs/a.txt': 'a\n' });
+    remote = new TempRepo('git-tune-remote-');
+    remote.git('init', '-q', '--bare');
+    repo.git('remote', 'add', 'origin', remote.dir);
+    globalDir = mkdtempSync(path.join(os.tmpdir(), 'git-tune-global-'));
+    env = { ...process.env, ...repo.env, GIT_CONFIG_GLOBAL: path.join(globalDir, 'gitconfig') };
+    git = make(repo.dir);
+  });
+  afterAll(() => {
+    for (const r of [repo, remote, other]) r?.cleanup();
+    rmSync(globalDir, { recursive: true, force: true });
+  });
+
+  it('gitPath: where git keeps a file, core.hooksPath honoured', async () => {
+    expect(await git.gitPath('hooks', env)).toBe(path.resolve(repo.dir, repo.git('rev-parse', '--git-path', 'hooks').trim()));
+    expect(await git.gitPath('hooks', env)).toBe(repo.path('.git', 'hooks'));
+    repo.git('config', 'core.hooksPath', 'my-hooks');
+    expect(await git.gitPath('hooks', env)).toBe(repo.path('my-hooks'));
+    repo.git('config', '--unset', 'core.hooksPath');
+  });
+
+  it('configGet reads every scope as git config does; readConfig the repository\'s own only', async () => {
+    writeFileSync(env.GIT_CONFIG_GLOBAL!, '[core]\n\tcommentChar = %\n[tune]\n\tboth = global\n');
+    repo.git('config', 'tune.both', 'local');
+    expect(await git.configGet('core.commentChar', env)).toBe('%');
+    expect(await git.readConfig('core.commentChar')).toBeNull();
+    expect(await git.configGet('tune.both', env)).toBe(execFileSync('git', ['config', '--get', 'tune.both'], { cwd: repo.dir, env, encoding: 'utf8' }).trim());
+    expect(await git.configGet('tune.both', env)).toBe('local');
+    expect(await git.configGet('tune.nothing', env)).toBeNull();
+  });
+
+  it('stagedPaths and readStaged: the index against HEAD, as git diff --cached and git show :file see it', async () => {
+    repo.write({ 'agents/prompt.md': 'staged\n', 'new/file.md': 'new\n', 'untracked.txt': 'u\n' });
+    repo.git('add', 'agents/prompt.md', 'new/file.md');
+    repo.git('rm', '-q', '--cached', 'docs/a.txt');
+    repo.write({ 'agents/prompt.md': 'changed again, not staged\n' });
+    const staged = await git.stagedPaths(env);
+    expect(staged).toEqual(repo.git('diff', '--cached', '--name-only', '-z', 'HEAD').split('\0').filter(Boolean));
+    expect(staged).toEqual(['agents/prompt.md', 'docs/a.txt', 'new/file.md']);
+    expect(await git.readStaged('agents/prompt.md', env)).toBe('staged\n');
+    expect(await git.readStaged('docs/a.txt', env)).toBeNull();
+    expect(await git.readStaged('untracked.txt', env)).toBeNull();
+  });
+
+  it('uncommittedPaths: tracked files changed, staged or not, untracked ones left out', async () => {
+    const paths = await git.uncommittedPaths(env);
+    expect(paths).toEqual(repo.git('status', '--porcelain', '--untracked-files=no').split('\n').filter(Boolean).map((l) => l.slice(3)));
+    expect(paths).toEqual(['agents/prompt.md', 'docs/a.txt', 'new/file.md']);
+    repo.git('commit', '-q', '-m', 'staged work');
+    repo.git('checkout', '--', 'agents/prompt.md');
+    expect(await git.uncommittedPaths(env)).toEqual([]);
+  });
+
+  it('push reports each ref as git push --porcelain does: new, up to date, fast-forward; a rejected push fails naming the command', async () => {
+    repo.git('tag', 'tune/x/run1');
+    const first = await git.push('origin', ['refs/heads/main:refs/heads/main', 'refs/tags/tune/x/*:refs/tags/tune/x/*'], { env });
+    expect([...first.refs].sort((a, b) => a.to.localeCompare(b.to))).toEqual([
+      { flag: '*', from: 'refs/heads/main', to: 'refs/heads/main', summary: '[new branch]' },
+      { flag: '*', from: 'refs/tags/tune/x/run1', to: 'refs/tags/tune/x/run1', summary: '[new tag]' },
+    ]);
+    expect(remote.git('rev-parse', 'main', 'tune/x/run1')).toBe(repo.git('rev-parse', 'main', 'tune/x/run1'));
+    const old = repo.git('rev-parse', 'main').trim();
+    repo.write({ 'b.txt': 'b\n' });
+    repo.git('add', 'b.txt');
+    repo.git('commit', '-q', '-m', 'b');
+    const tip = repo.git('rev-parse', 'main').trim();
+    const second = await git.push('origin', ['refs/heads/main:refs/heads/main', 'refs/tags/tune/x/*:refs/tags/tune/x/*'], { env });
+    // In git's order, which is not the refspecs' (up-to-date refs come first).
+    expect([...second.refs].sort((a, b) => a.to.localeCompare(b.to))).toEqual([
+      { flag: ' ', from: 'refs/heads/main', to: 'refs/heads/main', summary: `${old.slice(0, 7)}..${tip.slice(0, 7)}` },
+      { flag: '=', from: 'refs/tags/tune/x/run1', to: 'refs/tags/tune/x/run1', summary: '[up to date]' },
+    ]);
+    expect(remote.git('rev-parse', 'main').trim()).toBe(tip);
+    await expect(git.push('origin', [`${old}:refs/heads/main`], { env })).rejects.toMatchObject({
+      code: 'git-failed', message: expect.stringContaining(`git push --porcelain origin ${old}:refs/heads/main failed (exit 1)`),
+    });
+    expect(remote.git('rev-parse', 'main').trim()).toBe(tip);
+  });
+
+  it('push with verify false runs no pre-push hook, and quiet reports no refs', async () => {
+    const hook = repo.path('.git', 'hooks', 'pre-push');
+    mkdirSync(path.dirname(hook), { recursive: true });
+    writeFileSync(hook, '#!/bin/sh\necho refused by the hook >&2\nexit 1\n');
+    chmodSync(hook, 0o755);
+    await expect(git.push('origin', ['refs/heads/main:refs/heads/side'], { env })).rejects.toMatchObject({ message: expect.stringContaining('refused by the hook') });
+    const quiet = await git.push('origin', ['refs/heads/main:refs/heads/side'], { env, verify: false, quiet: true });
+    expect(quiet.refs).toEqual([]);
+    expect(remote.git('rev-parse', 'side').trim()).toBe(repo.git('rev-parse', 'main').trim());
+    rmSync(hook);
+  });
+
+  it('fetch then fastForward moves a clone\'s checked-out branch, index and working tree; a diverged branch is refused', async () => {
+    other = new TempRepo('git-tune-other-');
+    other.git('clone', '-q', remote.dir, '.');
+    const mine = make(other.dir);
+    const otherEnv = { ...process.env, ...other.env };
+    repo.write({ 'c.txt': 'c\n' });
+    repo.git('add', 'c.txt');
+    repo.git('commit', '-q', '-m', 'c');
+    repo.git('push', '-q', 'origin', 'main');
+    await mine.fetch('origin', ['refs/heads/main:refs/remotes/origin/main'], otherEnv);
+    expect(other.git('rev-parse', 'origin/main').trim()).toBe(repo.git('rev-parse', 'main').trim());
+    expect(existsSync(other.path('c.txt'))).toBe(false);
+    await mine.fastForward('refs/remotes/origin/main', otherEnv);
+    expect(other.git('rev-parse', 'HEAD').trim()).toBe(repo.git('rev-parse', 'main').trim());
+    expect(readFileSync(other.path('c.txt'), 'utf8')).toBe('c\n');
+    expect(other.git('status', '--porcelain')).toBe('');
+    // Diverged: a commit here and another there.
+    other.write({ 'd.txt': 'here\n' });
+    other.git('add', 'd.txt');
+    other.git('commit', '-q', '-m', 'here');
+    repo.write({ 'e.txt': 'there\n' });
+    repo.git('add', 'e.txt');
+    repo.git('commit', '-q', '-m', 'there');
+    repo.git('push', '-q', 'origin', 'main');
+    await mine.fetch('origin', ['refs/heads/main:refs/remotes/origin/main'], otherEnv);
+    const before = other.git('rev-parse', 'HEAD').trim();
+    await expect(mine.fastForward('refs/remotes/origin/main', otherEnv)).rejects.toMatchObject({ code: 'git-failed' });
+    expect(other.git('rev-parse', 'HEAD').trim()).toBe(before);
+    await expect(mine.fetch('origin', ['refs/heads/nope:refs/heads/nope'], otherEnv)).rejects.toMatchObject({
+      code: 'git-failed', message: expect.stringContaining('git fetch origin refs/heads/nope:refs/heads/nope failed'),
+    });
+  });
+
+  it('switchBranch and detachHead check out as git switch does', async () => {
+    const main = repo.git('rev-parse', 'main').trim();
+    repo.git('branch', 'side', 'main~1');
+    await git.switchBranch('side', env);
+    expect(await git.headRef()).toBe('refs/heads/side');
+    expect(existsSync(repo.path('e.txt'))).toBe(false);
+    await git.detachHead(main, env);
+    expect(await git.headRef()).toBeNull();
+    expect(repo.git('rev-parse', 'HEAD').trim()).toBe(main);
+    expect(readFileSync(repo.path('e.txt'), 'utf8')).toBe('there\n');
+    await expect(git.switchBranch('no-such-branch', env)).rejects.toMatchObject({ code: 'git-failed', message: expect.stringContaining('git switch --quiet no-such-branch failed') });
+    await git.switchBranch('main', env);
+    expect(await git.headRef()).toBe('refs/heads/main');
+    expect(repo.git('status', '--porcelain', '--untracked-files=no')).toBe('');
+  });
+});
+
+describe('initRepo: a new repository with a first commit', () => {
+  const dirs: string[] = [];
+  const fresh = (files: Record<string, string>) => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'git-tune-init-'));
+    dirs.push(dir);
+    for (const [f, c] of Object.entries(files)) {
+      mkdirSync(path.dirname(path.join(dir, f)), { recursive: true });
+      writeFileSync(path.join(dir, f), c);
+    }
+    return dir;
+  };
+  const gitIn = (dir: string, env: Record<string, string | undefined>, ...args: string[]) => execFileSync('git', args, { cwd: dir, env, encoding: 'utf8' });
+  afterAll(() => {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+  const opts = { branch: 'main', message: 'The example agent and its prose', fallbackIdentity: { name: 'Fallback', email: 'fallback@example.invalid' } };
+
+  it('commits every file on the branch, with the identity git knows and no local one', async () => {
+    const dir = fresh({ 'agent.mjs': 'x\n', 'agents/a.md': 'prose\n' });
+    const env = { ...process.env, ...new TempRepo().env, GIT_CONFIG_GLOBAL: path.join(dir, '..', 'none') };
+    expect(await initRepo(dir, env, opts)).toEqual({ identitySet: false });
+    expect(gitIn(dir, env, 'symbolic-ref', 'HEAD').trim()).toBe('refs/heads/main');
+    expect(gitIn(dir, env, 'log', '--format=%an <%ae>|%s').trim()).toBe('Tune Tester <tester@example.com>|The example agent and its prose');
+    expect(gitIn(dir, env, 'ls-files').trim().split('\n')).toEqual(['agent.mjs', 'agents/a.md']);
+    expect(gitIn(dir, env, 'status', '--porcelain')).toBe('');
+    expect(() => gitIn(dir, env, 'config', '--local', '--get', 'user.name')).toThrow();
+    gitIn(dir, env, 'fsck', '--strict');
+  });
+
+  it('sets the fallback identity in the new repository when git knows none, and runs no hook of the user', async () => {
+    const dir = fresh({ 'a.txt': 'a\n' });
+    const template = fresh({ 'hooks/pre-commit': '#!/bin/sh\nexit 1\n' });
+    chmodSync(path.join(template, 'hooks/pre-commit'), 0o755);
+    const env: Record<string, string | undefined> = {
+      PATH: process.env.PATH, HOME: dir, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: path.join(template, 'gitconfig'), GIT_TEMPLATE_DIR: template,
+    };
+    writeFileSync(env.GIT_CONFIG_GLOBAL!, '[commit]\n\tgpgsign = true\n');
+    expect(await initRepo(dir, env, opts)).toEqual({ identitySet: true });
+    expect(gitIn(dir, env, 'config', '--local', '--get', 'user.name').trim()).toBe('Fallback');
+    expect(gitIn(dir, env, 'log', '--format=%an <%ae>|%s').trim()).toBe('Fallback <fallback@example.invalid>|The example agent and its prose');
+  });
 });
 
 describe('backend choice', () => {
