@@ -10,9 +10,11 @@ import type { PushedRef, PushOptions, PushResult } from './types.js';
  * user's whole configuration and index (hook path, config values across every
  * scope, the index a hook sees, status). isomorphic-git has no SSH transport,
  * no credential helpers and no core.hooksPath, so the iso backend delegates
- * these here too: the same command lines, environment (the caller's: a hook's
- * GIT_DIR, the user's SSH and credential settings) and error messages
- * whichever backend serves the rest.
+ * these here too: the same command lines, environment and error messages
+ * whichever backend serves the rest. The environment is the caller's, not
+ * the native backend's cleaned one: the user's SSH and credential settings,
+ * and a hook's GIT_INDEX_FILE (`git commit -a` hands its hooks a temporary
+ * index, which stagedPaths and readStaged must read).
  */
 
 type ChildEnv = Record<string, string | undefined>;

@@ -704,7 +704,7 @@ export class NativeGitRepo implements GitRepo {
   }
 
   // Remotes, the working tree and config across scopes: shared with the iso backend (native-commands.ts),
-  // run in the caller's environment (the user's credentials, language, a hook's GIT_DIR) rather than
+  // run in the caller's environment (the user's credentials, a hook's GIT_INDEX_FILE) rather than
   // this class's own children's, so both backends give the same command lines, output and messages.
   gitPath(name: string, env: Env): Promise<string> {
     return native.gitPath(this.dir, name, env);
