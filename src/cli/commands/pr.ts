@@ -1,10 +1,19 @@
-import { githubRepoOf, githubToken, ghCreateLine, prBaseBranch, prBranch, upsertPullRequest } from '../../app/github.js';
-import { batchRange, buildReview } from '../../app/reports.js';
-import { openTuning } from '../../app/tuning.js';
-import { renderReview } from '../../core/review.js';
+import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import { TuneError, EXIT, usageError } from '../../errors.js';
-import { runGit } from '../../git/native.js';
+import { act, json, tuningOpt } from '../command.js';
 import { printJson, type CommandIO } from '../io.js';
+
+export function register(program: CommandUnknownOpts): void {
+  act(
+    program
+      .command('pr <batch>')
+      .description('push a branch for the batch and open or update its pull request (GITHUB_TOKEN or GH_TOKEN)')
+      .option('--remote <name>', 'the remote to push to', 'origin')
+      .addOption(json())
+      .addOption(tuningOpt()),
+    run,
+  );
+}
 
 /**
  * `git tune pr <batch>`: push the batch as a branch (and its base) with
@@ -12,7 +21,10 @@ import { printJson, type CommandIO } from '../io.js';
  * REST API. Without a token, the body goes to stdout and the `gh pr create`
  * line that opens it to stderr.
  */
-export async function run(io: CommandIO, batch: string, opts: { remote?: string; json?: boolean; tuning?: string }): Promise<void> {
+async function run(io: CommandIO, batch: string, opts: { remote?: string; json?: boolean; tuning?: string }): Promise<void> {
+  const [{ githubRepoOf, githubToken, ghCreateLine, prBaseBranch, prBranch, upsertPullRequest }, { batchRange, buildReview }, { openTuning }, { renderReview }, { runGit }] = await Promise.all([
+    import('../../app/github.js'), import('../../app/reports.js'), import('../../app/tuning.js'), import('../../core/review.js'), import('../../git/native.js'),
+  ]);
   const tuning = await openTuning(io.cwd, opts.tuning);
   const remote = opts.remote ?? 'origin';
   const url = await tuning.repo.readConfig(`remote.${remote}.url`).catch(() => null);

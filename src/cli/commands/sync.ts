@@ -1,14 +1,33 @@
-import { openTuning } from '../../app/tuning.js';
-import { branchName } from '../../core/names.js';
-import { runGit } from '../../git/native.js';
-import { logsRef } from '../../run/logs.js';
+import type { CommandUnknownOpts } from '@commander-js/extra-typings';
+import { act, json, tuningOpt } from '../command.js';
 import { printJson, type CommandIO } from '../io.js';
+
+export function register(program: CommandUnknownOpts): void {
+  act(
+    program
+      .command('push [remote]')
+      .description('push the tuning branch with its run tags and logs ref (default remote: origin)')
+      .addOption(json())
+      .addOption(tuningOpt()),
+    push,
+  );
+  act(
+    program
+      .command('pull [remote]')
+      .description('fetch the tuning branch, its run tags and logs; fast-forward the branch')
+      .addOption(json())
+      .addOption(tuningOpt()),
+    pull,
+  );
+}
+
+const modules = () => Promise.all([import('../../app/tuning.js'), import('../../core/names.js'), import('../../git/native.js'), import('../../run/logs.js')]);
 
 /**
  * `git tune push` / `pull`: the branch, its run tags and its logs ref travel
  * together, so a clone can `git tune show <run> <case> --log`.
  */
-function refspecs(name: string): string[] {
+function refspecs(name: string, branchName: (name: string) => string, logsRef: (name: string) => string): string[] {
   return [
     `refs/heads/${branchName(name)}:refs/heads/${branchName(name)}`,
     `refs/tags/tune/${name}/*:refs/tags/tune/${name}/*`,
@@ -16,18 +35,20 @@ function refspecs(name: string): string[] {
   ];
 }
 
-export async function push(io: CommandIO, remote: string | undefined, opts: { json?: boolean; tuning?: string }): Promise<void> {
+async function push(io: CommandIO, remote: string | undefined, opts: { json?: boolean; tuning?: string }): Promise<void> {
+  const [{ openTuning }, { branchName }, { runGit }, { logsRef }] = await modules();
   const tuning = await openTuning(io.cwd, opts.tuning);
   const target = remote ?? 'origin';
   const hasLogs = (await tuning.repo.resolveRef(logsRef(tuning.name))) !== null;
-  const specs = refspecs(tuning.name).filter((s) => hasLogs || !s.startsWith('refs/tune-logs'));
+  const specs = refspecs(tuning.name, branchName, logsRef).filter((s) => hasLogs || !s.startsWith('refs/tune-logs'));
   const { stderr } = await runGit(['push', '--porcelain', target, ...specs], tuning.repo.dir, io.env);
   if (opts.json) printJson(io, { remote: target, refspecs: specs });
   else io.out(`pushed ${branchName(tuning.name)}, its run tags${hasLogs ? ' and its logs' : ''} to ${target}`);
   if (stderr.trim()) io.err(stderr.trim());
 }
 
-export async function pull(io: CommandIO, remote: string | undefined, opts: { json?: boolean; tuning?: string }): Promise<void> {
+async function pull(io: CommandIO, remote: string | undefined, opts: { json?: boolean; tuning?: string }): Promise<void> {
+  const [{ openTuning }, { branchName }, { runGit }, { logsRef }] = await modules();
   const tuning = await openTuning(io.cwd, opts.tuning);
   const target = remote ?? 'origin';
   const name = tuning.name;
