@@ -1,7 +1,7 @@
 import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import { act, json } from '../command.js';
 import { printJson, type CommandIO } from '../io.js';
-import { nextAfter, renderNext } from './next.js';
+import { printDone } from './next.js';
 
 export function register(program: CommandUnknownOpts): void {
   act(
@@ -32,5 +32,5 @@ async function run(io: CommandIO, opts: { json?: boolean; tuning?: string; dryRu
   io.out(`selection: ${selection.limit} of ${selection.total} cases${cut}`);
   io.out(selection.ids.map((id, i) => `${String(i + 1).padStart(4)}  ${id}`).join('\n'));
   if (same) io.err('the selection is unchanged: nothing to commit');
-  else if (!opts.dryRun) io.err(`\nnext: ${renderNext(await nextAfter(io, opts.tuning))}`);
+  else if (!opts.dryRun) await printDone(io, { tuning: opts.tuning }, {}, []);
 }
