@@ -42,6 +42,13 @@ module.exports = {
       to: { path: '^src/', pathNot: '^src/faults/' },
     },
     {
+      name: 'only-cli-imports-cli',
+      comment: 'src/app returns data and src/cli renders it (reports, the CI summary, the live view): nothing below the CLI imports it.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/cli/' },
+      to: { path: '^src/cli/' },
+    },
+    {
       name: 'only-git-imports-isomorphic-git',
       comment: 'isomorphic-git stays behind the GitRepo port (src/git).',
       severity: 'error',

@@ -13,8 +13,13 @@ import type { CaseEvent } from '../run/progress.js';
 import { isFinalStep, performStep, type StepContext, type StepOutcome } from './auto-step.js';
 import { CONFIG_FILE } from './config-file.js';
 import { nextFor } from './decide.js';
-import type { Usage } from './live.js';
 import { listTunings, loadTuning, readText, type Tuning } from './tuning.js';
+
+/** Tokens and dollars spent (what the live view in src/cli/live.ts shows). */
+export interface Usage {
+  tokens: number;
+  costUsd: number;
+}
 
 /**
  * `git tune auto`: the loop unattended. It follows `git tune next` and no

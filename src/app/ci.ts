@@ -1,7 +1,6 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { branchName, tagRef } from '../core/names.js';
-import { formatShard } from '../core/shard.js';
 import { historyError } from '../errors.js';
 import type { Env } from '../git/identity.js';
 import { openRepo } from '../git/open.js';
@@ -54,83 +53,11 @@ export async function openCompleteTuning(cwd: string, env: Env): Promise<Tuning>
   return tuning;
 }
 
-const fmt = (n: number) => n.toLocaleString('en-US');
-const usd = (n: number) => `$${n.toFixed(4)}`;
-const list = (ids: readonly string[]) => (ids.length === 0 ? 'none' : ids.join(', '));
-
 /** The verdict of several targets together: VERIFIED only when every one is. */
 export function overallVerdict(reports: readonly FinalReport[]): string {
   if (reports.length === 1) return reports[0]!.verdict;
   if (reports.every((r) => r.verdict === 'VERIFIED')) return 'VERIFIED';
   return reports.some((r) => r.verdict === 'VOID') ? 'VOID' : 'FAILED';
-}
-
-function scope(r: FinalReport): string {
-  const parts = [r.shard.count > 1 ? `shard ${formatShard(r.shard)}` : '', r.target ? `target ${r.target}` : ''].filter(Boolean);
-  return parts.length ? ` (${parts.join(', ')})` : '';
-}
-
-function recordedLine(r: FinalReport): string | null {
-  if (!r.recorded) return null;
-  const what = r.recorded.verdict ?? 'not graded';
-  return `re-check: the final check in history is ${what} (${fmt(r.recorded.tokens)} tokens, ${usd(r.recorded.costUsd)}${r.recorded.commit ? `, ${r.recorded.commit.slice(0, 7)}` : ''}); this run is not recorded`;
-}
-
-/** The job summary: markdown, one section per target, the best named. */
-export function renderSummary(reports: readonly FinalReport[], best: FinalReport | null): string {
-  const first = reports[0]!;
-  const md: string[] = [];
-  const verdict = overallVerdict(reports);
-  md.push(`## git-tune final check of ${first.tuning}: ${verdict}`, '');
-  if (reports.length > 1) {
-    md.push(`${reports.length} targets${best ? `; best: **${best.target ?? 'no target'}** (most cases right, then fewest tokens, then cost)` : ''}.`, '');
-    md.push('| target | verdict | cases right | tokens | cost |', '| --- | --- | ---: | ---: | ---: |');
-    for (const r of reports) md.push(`| ${r.target ?? '(none)'}${r === best ? ' (best)' : ''} | ${r.verdict} | ${r.casesRight} of ${r.casesTotal} | ${fmt(r.tokens)} | ${usd(r.costUsd)} |`);
-    md.push('');
-  }
-  for (const r of reports) {
-    if (reports.length > 1) md.push(`### ${r.target ?? '(no target)'}: ${r.verdict}`, '');
-    md.push('| | |', '| --- | --- |');
-    md.push(`| verdict | **${r.verdict}**${scope(r)} |`);
-    md.push(`| cases right | ${r.casesRight} of ${r.casesTotal} |`);
-    md.push(`| regressed from their batch | ${list(r.regressed)} |`);
-    md.push(`| stuck (reported, not counted) | ${list(r.stuck)} |`);
-    if (r.wrong.length) md.push(`| not right | ${list(r.wrong)} |`);
-    if (r.voids.length) md.push(`| void | ${list(r.voids)} |`);
-    md.push(`| tokens | ${fmt(r.tokens)} |`);
-    md.push(`| cost | ${usd(r.costUsd)} |`);
-    md.push(`| tuning tip | \`${r.tip.slice(0, 12)}\` (${branchName(r.tuning)}) |`);
-    if (r.commit) md.push(`| recorded as | \`${r.commit.slice(0, 12)}\` (tag tune/${r.tuning}/final-check) |`);
-    const again = recordedLine(r);
-    if (again) md.push(`| ${again.split(': ')[0]} | ${again.split(': ').slice(1).join(': ')} |`);
-    md.push('', '| class | cases | right | not right | stuck | tokens | cost |', '| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
-    for (const c of r.classes) md.push(`| ${c.class} | ${c.cases} | ${c.right} | ${c.wrong} | ${c.stuck} | ${fmt(c.tokens)} | ${usd(c.costUsd)} |`);
-    md.push('');
-  }
-  return `${md.join('\n')}\n`;
-}
-
-/** The same report as plain text, for a terminal or a CI log. */
-export function renderPlain(reports: readonly FinalReport[], best: FinalReport | null): string {
-  const out: string[] = [];
-  const first = reports[0]!;
-  out.push(`final check of ${first.tuning}: ${overallVerdict(reports)}${reports.length > 1 && best ? ` (best target: ${best.target ?? 'none'})` : ''}`);
-  for (const r of reports) {
-    const pad = reports.length > 1 ? '    ' : '  ';
-    if (reports.length > 1) out.push(`  ${r.target ?? '(no target)'}${r === best ? ' (best)' : ''}: ${r.verdict}`);
-    else if (scope(r)) out.push(`  ${scope(r).slice(2, -1)}`);
-    out.push(`${pad}cases right: ${r.casesRight} of ${r.casesTotal}`);
-    out.push(`${pad}regressed: ${list(r.regressed)}`);
-    out.push(`${pad}stuck: ${list(r.stuck)}`);
-    if (r.wrong.length) out.push(`${pad}not right: ${list(r.wrong)}`);
-    out.push(`${pad}tokens: ${fmt(r.tokens)}, cost ${usd(r.costUsd)}`);
-    for (const c of r.classes) out.push(`${pad}  ${c.class}: ${c.right} of ${c.cases} right, ${fmt(c.tokens)} tokens, ${usd(c.costUsd)}`);
-    const again = recordedLine(r);
-    if (again) out.push(`${pad}${again}`);
-    if (r.commit) out.push(`${pad}recorded: commit ${r.commit.slice(0, 7)}, tag tune/${r.tuning}/final-check`);
-    if (r.out) out.push(`${pad}result set: ${r.out}`);
-  }
-  return out.join('\n');
 }
 
 /**
@@ -224,10 +151,3 @@ export async function installWorkflows(root: string, tuning: Tuning, env: Env): 
   return out;
 }
 
-/** What `init --github` says about each workflow file, and what to do next. */
-export function describeInstalled(installed: readonly InstalledWorkflow[]): string[] {
-  const lines = installed.map((w) => w.status === 'written' ? `wrote ${w.path}`
-    : w.status === 'unchanged' ? `${w.path} is already there` : `kept ${w.path}: it differs from the template (yours is not overwritten)`);
-  lines.push('commit them to the default branch: the comment workflow (workflow_run) runs only from there; add the runner\'s secrets in the final check workflow\'s `env:`');
-  return lines;
-}

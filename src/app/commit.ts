@@ -11,6 +11,7 @@ import { blobOid, readIndexEntries } from '../git/index-file.js';
 import { withToolLock } from '../git/lock-owner.js';
 import type { FileChange, GitRepo } from '../git/types.js';
 import { crashPoint } from '../faults/crash.js';
+import { DryRun } from './dry-run.js';
 import { clearJournal, writeJournal } from './recover.js';
 import { withReports } from './reports.js';
 import { assertCleanGitState } from './tuning.js';
@@ -49,6 +50,8 @@ export interface CommitTarget {
 export interface WriteContext {
   env: Env;
   now: Date;
+  /** `--dry-run`: write nothing; throw the planned commits as a DryRun (src/app/dry-run.ts). */
+  dryRun?: boolean;
 }
 
 async function sameAsCommitted(repo: GitRepo, parent: string | null, file: string): Promise<boolean> {
@@ -127,6 +130,7 @@ export async function commitStep(target: CommitTarget, commit: StepCommit, ctx: 
  * all of them, or (on any failure) none.
  */
 export async function commitSteps(target: CommitTarget, commits: readonly StepCommit[], ctx: WriteContext): Promise<string[]> {
+  if (ctx.dryRun) throw await planned(target, commits);
   // One command at a time writes a tuning's steps (a dead holder's lock is taken over: src/git/lock-owner.ts).
   const kind = commits[commits.length - 1]?.step.step ?? 'step';
   return withToolLock(target.repo.gitdir, target.tuning, `git tune ${kind}`, () => commitStepsLocked(target, commits, ctx));
@@ -202,6 +206,17 @@ async function writeSteps(target: CommitTarget, steps: readonly StepCommit[], ct
   await clearJournal(repo, target.tuning);
   await crashPoint(`${kind}:after-checkout`);
   return oids;
+}
+
+/** The commits a dry run would write, README.md and USAGE.md included: nothing is locked or written. */
+async function planned(target: CommitTarget, steps: readonly StepCommit[]): Promise<DryRun> {
+  const commits = await withReports(target, steps);
+  return new DryRun(commits.map((c) => ({
+    subject: c.subject,
+    message: formatStep(c.step, c.subject, c.body ?? ''),
+    files: [...c.changes].map(([file, change]) => ({ path: file, deleted: change === null })),
+    tags: c.tags ?? [],
+  })));
 }
 
 /** Where the next step of a loaded tuning goes: on top of the tip it was read at. */

@@ -1,8 +1,17 @@
 import type { Config } from '../contracts/config.js';
+import { splitArgs } from '../core/argv.js';
 import { commitStep, targetOf, type WriteContext } from './commit.js';
-import { CONFIG_FILE, setConfigValue } from './config-file.js';
+import { CONFIG_FILE, parseCliValue, setConfigValue } from './config-file.js';
 import { requireOnBranch } from './guards.js';
 import type { Tuning } from './tuning.js';
+
+/** A value as `config set` reads it: YAML, and `command` keys take a command line (`node agent.js`) or a list. */
+export function configValue(key: string, text: string): unknown {
+  const parsed = parseCliValue(text);
+  if (/^(runner|judge|editor)\.command$|^memory\.merge$/.test(key) && typeof parsed === 'string') return splitArgs(parsed);
+  if ((key === 'prose' || key === 'memoryPolicy') && typeof parsed === 'string') return [parsed];
+  return parsed;
+}
 
 /** `git tune config set <key> <value>`: one setting changed with a commit; null when it already had that value. */
 export async function setConfig(tuning: Tuning, key: string, value: unknown, ctx: WriteContext): Promise<{ commit: string | null; config: Config }> {

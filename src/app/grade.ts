@@ -12,6 +12,7 @@ import { historyError, usageError } from '../errors.js';
 import { resolveIdentity, type Env } from '../git/identity.js';
 import { readCaseLog } from '../run/logs.js';
 import { commitSteps, targetOf, type StepCommit, type WriteContext } from './commit.js';
+import { DryRun } from './dry-run.js';
 import { difficultFileAfter, parseDifficultLines } from './difficult.js';
 import { requireOnBranch } from './guards.js';
 import { judgeRun } from './judge.js';
@@ -48,11 +49,13 @@ function previousRun(state: TuningState, run: RunState): RunState | null {
   return earlier[earlier.length - 1] ?? null;
 }
 
-async function judgeFor(tuning: Tuning, run: RunState, results: CaseResult[], env: Env, rejudge: boolean): Promise<JudgeFile> {
+async function judgeFor(tuning: Tuning, run: RunState, results: CaseResult[], env: Env, rejudge: boolean, dryRun: boolean): Promise<JudgeFile> {
   const config = tuning.config!;
   if (!config.judge) return {};
   const existing = (await worktreeText(tuning, judgePath(tuning, run.name))) ?? (await readText(tuning.repo, tuning.tip, judgePath(tuning, run.name)));
   if (existing && !rejudge) return judgeFileSchema.parse(JSON.parse(existing));
+  // A dry run stops before the judge starts (src/app/dry-run.ts).
+  if (dryRun) throw new DryRun([], `run the judge (${config.judge.command?.join(' ') ?? `preset ${config.judge.preset}`}) on ${run.name}'s ${results.length} cases, then record the grade`);
   const cases = new Map((await tuning.loadDataset()).map((c) => [c.id, c]));
   const raw = new Map<string, string | null>();
   for (const r of results) raw.set(r.id, await readCaseLog(tuning.repo, tuning.name, run.name, r.id, 'result.json'));
@@ -78,11 +81,11 @@ export function rightInBatch(state: TuningState): Map<string, boolean> {
   return out;
 }
 
-export async function draftFor(tuning: Tuning, run: RunState, env: Env, rejudge = false): Promise<{ draft: Draft; judge: JudgeFile }> {
+export async function draftFor(tuning: Tuning, run: RunState, env: Env, rejudge = false, dryRun = false): Promise<{ draft: Draft; judge: JudgeFile }> {
   const state = tuning.state;
   const config = tuning.config!;
   const { results } = await readRunResults(tuning, run.name);
-  const judge = await judgeFor(tuning, run, results, env, rejudge);
+  const judge = await judgeFor(tuning, run, results, env, rejudge, dryRun);
   const previous = previousRun(state, run);
   const view = viewDifficult(state, config.maxRetries);
   const batch = batchNumbered(state, run.batch);
@@ -187,7 +190,7 @@ export async function recordGrade(
       throw usageError('no-findings', `${file} does not exist yet`, `git tune grade --draft   # then finish it and run: git tune grade`);
     }
     if (text === null || run.half === null) {
-      const made = await draftFor(tuning, run, opts.ctx.env);
+      const made = await draftFor(tuning, run, opts.ctx.env, false, opts.ctx.dryRun);
       text = text ?? made.draft.markdown;
       judge = made.judge;
     }

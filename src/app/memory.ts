@@ -14,6 +14,7 @@ import { snapshotMemory, writeMemory } from '../run/memory.js';
 import { readCapped, runProcess } from '../run/process.js';
 import { makeScratch, removeScratch } from '../run/scratch.js';
 import { commitStep, targetOf, type WriteContext } from './commit.js';
+import { DryRun } from './dry-run.js';
 import { nextFor } from './decide.js';
 import { requireOnBranch } from './guards.js';
 import { readRunResults } from './results.js';
@@ -189,6 +190,8 @@ export async function buildCandidate(tuning: Tuning, ctx: MemoryContext): Promis
   let ignored: string[] = [];
   const mergeCommand = tuning.config?.memory.merge ?? null;
   if (mergeCommand) {
+    // A dry run stops before the merge command starts (src/app/dry-run.ts).
+    if (ctx.dryRun) throw new DryRun([], `run the memory.merge command (${mergeCommand.join(' ')}) on what the cases of ${run} wrote, then commit the candidate`);
     const ordered: Record<string, MemoryWrite[]> = {};
     for (const c of cases) ordered[c.caseId] = [...c.writes];
     ({ files, ignored } = await runMergeCommand(tuning, mergeCommand, run, base, ordered, ctx.env));

@@ -48,6 +48,8 @@ export interface RunContext {
   stop?: () => boolean;
   /** A case starting or ending, for a watcher in this process (`git tune auto`'s live view). */
   onCase?: (event: CaseEvent) => void;
+  /** `--dry-run`: the run-start commit is planned, not written, and no case runs (src/app/dry-run.ts). */
+  dryRun?: boolean;
 }
 
 export interface RunOutcome {
@@ -291,7 +293,7 @@ export async function startRun(tuning: Tuning, name: string, opts: { concurrency
     step: { step: 'run-start', tuning: tuning.name, run: name, concurrency: opts.concurrency, difficult: [] },
     subject: `tune(${tuning.name}): ${opts.resume ? 'resume' : 'start'} ${name} (${opts.toRun} of ${opts.total} cases to run, concurrency ${opts.concurrency})`,
     changes: new Map(),
-  }, { env: ctx.env, now: ctx.clock() });
+  }, { env: ctx.env, now: ctx.clock(), dryRun: ctx.dryRun });
   return loadTuning(tuning.repo, tuning.name);
 }
 

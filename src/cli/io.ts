@@ -15,6 +15,8 @@ export interface CommandIO {
   out: (text: string) => void;
   err: (text: string) => void;
   isTTY: boolean;
+  /** The command's `--dry-run`: the step writer plans instead of writing (src/app/dry-run.ts). */
+  dryRun?: boolean;
 }
 
 export function processIO(): CommandIO {

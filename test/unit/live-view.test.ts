@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createLiveView, formatElapsed } from '../../src/app/live.js';
+import { createLiveView, formatElapsed } from '../../src/cli/live.js';
 import type { CaseResult } from '../../src/contracts/result.js';
 
 /** The live view of `git tune auto`, with a pinned clock and the stream captured. */

@@ -1,12 +1,39 @@
+import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { autoAll, autoTuning, newSession, stopFile, type AllResult, type AutoOptions, type AutoResult, type AutoSession } from '../../app/auto.js';
-import { createLiveView, type LiveView } from '../../app/live.js';
-import { openTuning } from '../../app/tuning.js';
+import type { AllResult, AutoOptions, AutoResult, AutoSession } from '../../app/auto.js';
+import { DryRun } from '../../app/dry-run.js';
 import { usageError } from '../../errors.js';
 import { killAll } from '../../run/process.js';
+import { act, dryRunOpt, json, tuningOpt } from '../command.js';
+import { createLiveView, type LiveView } from '../live.js';
 import { printJson, table, type CommandIO } from '../io.js';
-import { runCli } from '../program.js';
+import { nextAfter } from './next.js';
+
+export function register(program: CommandUnknownOpts): void {
+  act(
+    program
+      .command('auto')
+      .description('drive the loop unattended with the configured runner, judge and editor, following `git tune next`')
+      .option('--until <step>', 'stop before a step: `final` stops before the final check')
+      .option('--plain', 'plain append-only lines (the default when not on a terminal)')
+      .option('--all', 'every tune/* branch that has a config, in turn (switching with git switch), then a table of outcomes')
+      .option('--max-cost-usd <usd>', 'a ceiling on what this auto spends, shared by every tuning it drives (each keeps its own budget too)')
+      .option('--max-tokens <n>', 'a ceiling on the tokens this auto spends, shared like --max-cost-usd')
+      .addOption(dryRunOpt())
+      .addOption(json())
+      .addHelpText('after', `\nCtrl-C or \`git tune stop\` stops at the next safe point; \`git tune auto\` again carries on from history.`),
+    run,
+  );
+  act(
+    program
+      .command('stop')
+      .description('ask a running `git tune auto` to stop at the next safe point')
+      .addOption(json())
+      .addOption(tuningOpt()),
+    stop,
+  );
+}
 
 export interface AutoCommandOptions {
   until?: string;
@@ -46,6 +73,7 @@ export function quietCli(io: CommandIO, cwd: string, view: LiveView): (args: str
         view.log(text, '  ');
       },
     });
+    const { runCli } = await import('../program.js');
     const code = await runCli(args, nested);
     return { code, error };
   };
@@ -104,10 +132,17 @@ function renderAll(result: AllResult): string {
 const renderOne = (r: AutoResult) =>
   `${r.tuning}: ${r.outcome}: ${r.message} (${r.steps.length} step${r.steps.length === 1 ? '' : 's'}, ${r.spent.tokens.toLocaleString('en-US')} tokens, ${usd(r.spent.costUsd)})`;
 
-export async function run(io: CommandIO, opts: AutoCommandOptions): Promise<void> {
+async function run(io: CommandIO, opts: AutoCommandOptions): Promise<void> {
   if (opts.until !== undefined && opts.until !== 'final') {
     throw usageError('bad-until', `--until takes \`final\` (got ${opts.until})`, 'git tune auto --until final');
   }
+  if (io.dryRun) {
+    // Every step auto takes starts a runner, judge or editor, or follows one: a dry run says the first and stops.
+    if (opts.all) throw usageError('bad-options', '--dry-run says the next step of one tuning: run it on that tuning\'s branch', 'git tune auto --dry-run');
+    const step = await nextAfter(io, undefined);
+    throw new DryRun([], `follow \`git tune next\`: ${step.message}${step.command ? ` (${step.command})` : ''}; then the steps after it, until ${opts.until === 'final' ? 'the final check' : 'the tuning is done or needs a person'}`);
+  }
+  const { autoAll, autoTuning, newSession } = await import('../../app/auto.js');
   const session = newSession({
     maxCostUsd: parseCeiling(opts.maxCostUsd, '--max-cost-usd', false),
     maxTokens: parseCeiling(opts.maxTokens, '--max-tokens', true),
@@ -128,7 +163,8 @@ export async function run(io: CommandIO, opts: AutoCommandOptions): Promise<void
 }
 
 /** `git tune stop`: ask a running auto to stop at the next safe point. */
-export async function stop(io: CommandIO, opts: { json?: boolean; tuning?: string }): Promise<void> {
+async function stop(io: CommandIO, opts: { json?: boolean; tuning?: string }): Promise<void> {
+  const [{ stopFile }, { openTuning }] = await Promise.all([import('../../app/auto.js'), import('../../app/tuning.js')]);
   const tuning = await openTuning(io.cwd, opts.tuning);
   const file = stopFile(tuning.repo.gitdir, tuning.name);
   await fs.mkdir(path.dirname(file), { recursive: true });

@@ -1,9 +1,21 @@
-import { planNextBatch, writePlan } from '../../app/batch.js';
-import { nextFor } from '../../app/decide.js';
-import { openTuning } from '../../app/tuning.js';
+import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import { historyError, usageError } from '../../errors.js';
+import { act, json } from '../command.js';
 import { printJson, type CommandIO } from '../io.js';
-import { renderNext } from './next.js';
+import { printDone } from './next.js';
+
+export function register(program: CommandUnknownOpts): void {
+  act(
+    program
+      .command('batch')
+      .description('plan the next batch: new cases plus recheck cases, one commit')
+      .option('--size <n>', 'override the size of this one batch')
+      .option('--dry-run', 'print the plan without writing (also when no batch is due yet)')
+      .addOption(json())
+      .addHelpText('after', `\n--dry-run --json prints {batch, size, why, kind, new, recheck}.`),
+    run,
+  );
+}
 
 export interface BatchOptions {
   size?: string;
@@ -19,11 +31,15 @@ function parseSize(text: string | undefined): number | undefined {
   return n;
 }
 
-export async function run(io: CommandIO, opts: BatchOptions): Promise<void> {
+async function run(io: CommandIO, opts: BatchOptions): Promise<void> {
+  const [{ planNextBatch, writePlan }, { nextFor }, { openTuning }] = await Promise.all([
+    import('../../app/batch.js'), import('../../app/decide.js'), import('../../app/tuning.js'),
+  ]);
   const size = parseSize(opts.size);
   const tuning = await openTuning(io.cwd, opts.tuning);
   const step = nextFor(tuning);
   const plan = tuning.config && tuning.selection ? planNextBatch(tuning, size) : null;
+  // batch's own --dry-run (older than the writer's): the plan, also when no batch is due yet.
   if (opts.dryRun) {
     if (!plan) throw historyError('no-batch', `no batch to plan: ${step.message}`, step.command ?? undefined);
     if (opts.json) printJson(io, { batch: plan.batch, size: plan.size, why: plan.why, kind: plan.kind, new: plan.new, recheck: plan.recheck });
@@ -38,11 +54,7 @@ export async function run(io: CommandIO, opts: BatchOptions): Promise<void> {
   }
   const oid = await writePlan(tuning, plan, io);
   if (opts.json) printJson(io, { ...plan, commit: oid });
-  else {
-    io.out(renderPlan(plan));
-    const after = nextFor(await openTuning(io.cwd, opts.tuning));
-    io.err(`\nnext: ${renderNext(after)}`);
-  }
+  else await printDone(io, opts, {}, [renderPlan(plan)]);
 }
 
 function renderPlan(plan: { batch: number; size: number; why: string; kind: string; new: string[]; recheck: string[] }): string {

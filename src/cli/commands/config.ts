@@ -1,29 +1,38 @@
-import { CONFIG_FILE, parseCliValue } from '../../app/config-file.js';
-import { setConfig } from '../../app/config-set.js';
-import { openTuning } from '../../app/tuning.js';
-import { splitArgs } from '../../core/argv.js';
+import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import { usageError } from '../../errors.js';
-import { stringify } from 'yaml';
+import { act, dryRunOpt, json, tuningOpt } from '../command.js';
 import { printJson, type CommandIO } from '../io.js';
 
-export async function show(io: CommandIO, opts: { json?: boolean; tuning?: string }): Promise<void> {
+export function register(program: CommandUnknownOpts): void {
+  const config = program
+    .command('config')
+    .description('print the settings with every default filled in; `config set <key> <value>` changes one')
+    .addOption(json())
+    .addOption(tuningOpt());
+  act(config, show);
+  act(
+    config
+      .command('set <key> <value>')
+      .description('change one setting with a commit (values are YAML: 10, true, null, ["node", "agent.js"])')
+      .addOption(dryRunOpt())
+      .addOption(json())
+      .addHelpText('after', `\nExamples:\n  git tune config set maxBatch 8\n  git tune config set runner.command 'node agent.js'\n  git tune config set budget.maxCostUsd 20`),
+    set,
+  );
+}
+
+async function show(io: CommandIO, opts: { json?: boolean; tuning?: string }): Promise<void> {
+  const [{ CONFIG_FILE }, { openTuning }, { stringify }] = await Promise.all([import('../../app/config-file.js'), import('../../app/tuning.js'), import('yaml')]);
   const tuning = await openTuning(io.cwd, opts.tuning);
   if (!tuning.config) throw usageError('no-config', `${tuning.dir}/${CONFIG_FILE} is missing on the branch`, `git tune init ${tuning.name} --prose '<glob>'`);
   if (opts.json) printJson(io, tuning.config);
   else io.out(stringify(tuning.config, { lineWidth: 0 }));
 }
 
-/** `command` keys take a command line (`node agent.js`) or a JSON/YAML list. */
-function valueFor(key: string, text: string): unknown {
-  const parsed = parseCliValue(text);
-  if (/^(runner|judge|editor)\.command$|^memory\.merge$/.test(key) && typeof parsed === 'string') return splitArgs(parsed);
-  if ((key === 'prose' || key === 'memoryPolicy') && typeof parsed === 'string') return [parsed];
-  return parsed;
-}
-
-export async function set(io: CommandIO, key: string, text: string, opts: { json?: boolean; tuning?: string }): Promise<void> {
+async function set(io: CommandIO, key: string, text: string, opts: { json?: boolean; tuning?: string }): Promise<void> {
+  const [{ configValue, setConfig }, { openTuning }] = await Promise.all([import('../../app/config-set.js'), import('../../app/tuning.js')]);
   const tuning = await openTuning(io.cwd, opts.tuning);
-  const value = valueFor(key, text);
+  const value = configValue(key, text);
   const { commit, config } = await setConfig(tuning, key, value, io);
   if (commit === null) {
     io.err(`${key} is already ${JSON.stringify(value)}: nothing to commit`);

@@ -1,8 +1,21 @@
-import { importDataset } from '../../app/dataset.js';
-import { openTuning } from '../../app/tuning.js';
+import type { CommandUnknownOpts } from '@commander-js/extra-typings';
+import { act, dryRunOpt, json } from '../command.js';
 import { printJson, type CommandIO } from '../io.js';
 
-export async function importCommand(io: CommandIO, input: string, opts: { json?: boolean; tuning?: string }): Promise<void> {
+export function register(program: CommandUnknownOpts): void {
+  const dataset = program.command('dataset').description('the cases this tuning is measured against');
+  act(
+    dataset
+      .command('import <file>')
+      .description('read cases from JSON, JSONL or YAML (a file, or a folder of them); a bad file is refused whole')
+      .addOption(dryRunOpt())
+      .addOption(json()),
+    importCommand,
+  );
+}
+
+async function importCommand(io: CommandIO, input: string, opts: { json?: boolean; tuning?: string }): Promise<void> {
+  const [{ importDataset }, { openTuning }] = await Promise.all([import('../../app/dataset.js'), import('../../app/tuning.js')]);
   const tuning = await openTuning(io.cwd, opts.tuning);
   const cases = await importDataset.prepare(input, io.cwd);
   const result = await importDataset.apply(tuning, cases, io);

@@ -1,8 +1,19 @@
-import { autoTuning, newSession } from '../../app/auto.js';
-import { createDemoRepo, demoInitArgs, DEMO_IDENTITY, demoDir, summarizeDemo, type DemoSummary } from '../../app/demo.js';
+import type { CommandUnknownOpts } from '@commander-js/extra-typings';
+import type { DemoSummary } from '../../app/demo.js';
 import { TuneError } from '../../errors.js';
+import { act, json } from '../command.js';
 import { printJson, table, type CommandIO } from '../io.js';
 import { autoOptions, autoView, interruptAuto, quietCli } from './auto.js';
+
+export function register(program: CommandUnknownOpts): void {
+  act(
+    program
+      .command('demo [dir]')
+      .description('the main job on the bundled example: a fresh repo, the example agent, tuned to VERIFIED, with a summary (no network, no account)')
+      .addOption(json()),
+    run,
+  );
+}
 
 const n = (x: number) => x.toLocaleString('en-US');
 
@@ -45,7 +56,10 @@ export function renderDemo(s: DemoSummary): string {
   return lines.join('\n');
 }
 
-export async function run(io: CommandIO, dirArg: string | undefined, opts: { json?: boolean; plain?: boolean }): Promise<void> {
+async function run(io: CommandIO, dirArg: string | undefined, opts: { json?: boolean; plain?: boolean }): Promise<void> {
+  const [{ autoTuning, newSession }, { createDemoRepo, demoInitArgs, DEMO_IDENTITY, demoDir, summarizeDemo }] = await Promise.all([
+    import('../../app/auto.js'), import('../../app/demo.js'),
+  ]);
   const started = io.clock().getTime();
   const dir = await demoDir(io.cwd, dirArg);
   const view = autoView(io, 'git tune demo', Boolean(opts.plain));

@@ -1,10 +1,38 @@
-import { listDifficult, recordDifficult, type DifficultListing, type DifficultRow } from '../../app/difficult.js';
-import { nextFor } from '../../app/decide.js';
-import { openTuning } from '../../app/tuning.js';
-import { DIFFICULT_REASONS, type DifficultReason } from '../../contracts/files.js';
+import type { CommandUnknownOpts } from '@commander-js/extra-typings';
+import type { DifficultListing, DifficultRow, recordDifficult } from '../../app/difficult.js';
+import type { DifficultReason } from '../../contracts/files.js';
 import { usageError } from '../../errors.js';
+import { act, dryRunOpt, json, tuningOpt } from '../command.js';
 import { printJson, table, type CommandIO } from '../io.js';
-import { renderNext } from './next.js';
+import { printDone } from './next.js';
+
+export function register(program: CommandUnknownOpts): void {
+  const difficult = program
+    .command('difficult')
+    .description('the difficult list: open, fixed and stuck cases with retries and notes')
+    .addOption(json())
+    .addOption(tuningOpt());
+  act(difficult, list);
+  act(
+    difficult
+      .command('add <id>')
+      .description('put a case on the difficult list, with a reason (a commit)')
+      .requiredOption('--why <reason>', 'wrong, regressed, flaky, memory or costly')
+      .option('--note <text>', 'a note kept with the entry')
+      .addOption(dryRunOpt())
+      .addOption(json()),
+    add,
+  );
+  act(
+    difficult
+      .command('fix <id>')
+      .description('mark a difficult case fixed (a commit)')
+      .option('--note <text>', 'a note kept with the entry')
+      .addOption(dryRunOpt())
+      .addOption(json()),
+    fix,
+  );
+}
 
 interface ListOptions {
   json?: boolean;
@@ -39,7 +67,8 @@ export function renderListing(listing: DifficultListing): string {
   return lines.join('\n');
 }
 
-export async function list(io: CommandIO, opts: ListOptions): Promise<void> {
+async function list(io: CommandIO, opts: ListOptions): Promise<void> {
+  const [{ listDifficult }, { openTuning }] = await Promise.all([import('../../app/difficult.js'), import('../../app/tuning.js')]);
   const tuning = await openTuning(io.cwd, opts.tuning);
   const listing = await listDifficult(tuning);
   for (const w of listing.warnings) io.err(`warning: ${w}`);
@@ -53,16 +82,13 @@ function describe(entry: DifficultRow): string {
 }
 
 async function printOutcome(io: CommandIO, opts: ChangeOptions, outcome: Awaited<ReturnType<typeof recordDifficult>>, done: string): Promise<void> {
-  const after = nextFor(await openTuning(io.cwd, opts.tuning));
-  if (opts.json) {
-    printJson(io, { ...outcome, next: after });
-    return;
-  }
-  io.out(`${done}\n${describe(outcome.entry)}`);
-  io.err(`\nnext: ${renderNext(after)}`);
+  await printDone(io, opts, outcome, [`${done}\n${describe(outcome.entry)}`]);
 }
 
-export async function add(io: CommandIO, id: string, opts: ChangeOptions): Promise<void> {
+async function add(io: CommandIO, id: string, opts: ChangeOptions): Promise<void> {
+  const [{ recordDifficult }, { openTuning }, { DIFFICULT_REASONS }] = await Promise.all([
+    import('../../app/difficult.js'), import('../../app/tuning.js'), import('../../contracts/files.js'),
+  ]);
   const why = (opts.why ?? '').trim().toLowerCase();
   if (!(DIFFICULT_REASONS as readonly string[]).includes(why)) {
     throw usageError('bad-reason', `--why must be one of ${DIFFICULT_REASONS.join(', ')} (found "${opts.why ?? ''}")`, `git tune difficult add ${id} --why wrong`, [
@@ -79,7 +105,8 @@ export async function add(io: CommandIO, id: string, opts: ChangeOptions): Promi
   await printOutcome(io, opts, outcome, done);
 }
 
-export async function fix(io: CommandIO, id: string, opts: ChangeOptions): Promise<void> {
+async function fix(io: CommandIO, id: string, opts: ChangeOptions): Promise<void> {
+  const [{ recordDifficult }, { openTuning }] = await Promise.all([import('../../app/difficult.js'), import('../../app/tuning.js')]);
   const tuning = await openTuning(io.cwd, opts.tuning);
   const outcome = await recordDifficult(tuning, { op: 'fix', id }, opts.note, io);
   await printOutcome(io, opts, outcome, `marked ${id} fixed`);

@@ -1,17 +1,24 @@
-import { nextFor } from '../../app/decide.js';
-import { recordEdit } from '../../app/edit.js';
-import { openTuning } from '../../app/tuning.js';
-import { printJson, type CommandIO } from '../io.js';
-import { renderNext } from './next.js';
+import type { CommandUnknownOpts } from '@commander-js/extra-typings';
+import { act, dryRunOpt, json } from '../command.js';
+import type { CommandIO } from '../io.js';
+import { printDone } from './next.js';
 
-export async function run(io: CommandIO, paths: string[] | undefined, opts: { json?: boolean }): Promise<void> {
+export function register(program: CommandUnknownOpts): void {
+  act(
+    program
+      .command('edit [paths...]')
+      .description("record prose edits with the run's changes.md as one commit (an edit of the latest graded run)")
+      .addOption(dryRunOpt())
+      .addOption(json())
+      .addHelpText('after', `\nWrite .tune/<name>/runs/<run>/changes.md first: what changed and why; an \`Aims: id, id\` line\nnames the cases the edit is meant to fix (default: the cases wrong in that run).`),
+    run,
+  );
+}
+
+async function run(io: CommandIO, paths: string[] | undefined, opts: { json?: boolean }): Promise<void> {
+  const [{ recordEdit }, { openTuning }] = await Promise.all([import('../../app/edit.js'), import('../../app/tuning.js')]);
   const tuning = await openTuning(io.cwd);
   const outcome = await recordEdit(tuning, paths ?? [], io);
   for (const w of outcome.warnings) io.err(`warning: this edit ${w}: it tunes to the test`);
-  const after = nextFor(await openTuning(io.cwd));
-  if (opts.json) printJson(io, { ...outcome, next: after });
-  else {
-    io.out(`edit of ${outcome.run} recorded (${outcome.commit.slice(0, 7)}): ${outcome.files.join(', ')}; aims ${outcome.aims.join(', ') || 'none'}`);
-    io.err(`\nnext: ${renderNext(after)}`);
-  }
+  await printDone(io, opts, outcome, [`edit of ${outcome.run} recorded (${outcome.commit.slice(0, 7)}): ${outcome.files.join(', ')}; aims ${outcome.aims.join(', ') || 'none'}`]);
 }

@@ -1,15 +1,34 @@
 import path from 'node:path';
-import { openCompleteTuning, outputsOf, renderPlain, renderSummary, writeGithubFiles } from '../../app/ci.js';
-import {
-  collectResultSets, defaultSetDir, pickBest, recordResultSet, reportOfSet, runAndRecordFinal, runResultSet, SET_FILES, type FinalReport,
-} from '../../app/final.js';
-import { interruptOnSignals, type RunContext } from '../../app/run.js';
-import { openTuning, type Tuning } from '../../app/tuning.js';
-import { parseShard, shardFolder, WHOLE, type Shard } from '../../core/shard.js';
+import type { CommandUnknownOpts } from '@commander-js/extra-typings';
+import type { FinalReport } from '../../app/final.js';
+import type { RunContext } from '../../app/run.js';
+import type { Tuning } from '../../app/tuning.js';
+import { DryRun } from '../../app/dry-run.js';
+import type { Shard } from '../../core/shard.js';
 import { EXIT, TuneError, usageError } from '../../errors.js';
+import { act, dryRunOpt, json } from '../command.js';
 import { printJson, type CommandIO } from '../io.js';
-import { final, type RunCommandOptions } from './run.js';
+import { go, type RunCommandOptions } from './run.js';
 import { promises as fs } from 'node:fs';
+
+export function register(program: CommandUnknownOpts): void {
+  act(
+    program
+      .command('final')
+      .description('run the final check: the whole selection with the last good memory, nothing changed')
+      .option('--concurrency <n>', 'cases at once (default: config concurrency)')
+      .option('--target <name>', 'run against one of the configured target models')
+      .option('--all-targets', 'run the final check once per configured target and name the best')
+      .option('--ci', 'non-interactive CI mode: check the history is all there, write the job summary and outputs, exit 0 only when VERIFIED')
+      .option('--shard <i/n>', 'run a deterministic share of the selection and write its results as a file set')
+      .option('--collect <dirs...>', 'merge shard result sets into one final-check result')
+      .option('--commit', 'with --collect: record the merged result as the final-check run commit and tag')
+      .option('--out <dir>', 'with --shard: where to write the shard result set')
+      .addOption(dryRunOpt())
+      .addOption(json()),
+    run,
+  );
+}
 
 /**
  * `git tune final`: the final check (SPEC 3.8, 8).
@@ -39,7 +58,7 @@ function parseConcurrency(text: string | undefined): number | undefined {
   return n;
 }
 
-function checkOptions(opts: FinalOptions): Shard | null {
+function checkOptions(opts: FinalOptions, parseShard: typeof import('../../core/shard.js').parseShard): Shard | null {
   const shard = opts.shard === undefined ? null : parseShard(opts.shard);
   if (opts.shard !== undefined && !shard) {
     throw usageError('bad-shard', `--shard takes i/n with 1 ≤ i ≤ n (got ${opts.shard})`, 'git tune final --shard 2/5');
@@ -56,7 +75,7 @@ function checkOptions(opts: FinalOptions): Shard | null {
 }
 
 function context(io: CommandIO, interrupted: { value: boolean }): RunContext {
-  return { env: io.env, now: io.now, clock: io.clock, err: io.err, isTTY: io.isTTY, interrupted };
+  return { env: io.env, now: io.now, clock: io.clock, err: io.err, isTTY: io.isTTY, interrupted, dryRun: io.dryRun };
 }
 
 const absolute = (io: CommandIO, dir: string) => path.resolve(io.cwd, dir);
@@ -68,6 +87,7 @@ function rerunLine(opts: FinalOptions, shard: Shard, target: string | null): str
 }
 
 async function runSets(io: CommandIO, tuning: Tuning, opts: FinalOptions, shard: Shard, ctx: RunContext): Promise<{ reports: FinalReport[]; root: string }> {
+  const [{ defaultSetDir, reportOfSet, runResultSet }, { shardFolder }] = await Promise.all([import('../../app/final.js'), import('../../core/shard.js')]);
   const targets = opts.allTargets ? tuning.config?.targets.map((t) => t.name) ?? [] : [opts.target ?? null];
   if (opts.allTargets && targets.length === 0) {
     throw usageError('no-targets', 'no targets are configured', `git tune config set targets '[{name: model-a, env: {MODEL: a}}, {name: model-b, env: {MODEL: b}}]'`);
@@ -89,11 +109,22 @@ async function runSets(io: CommandIO, tuning: Tuning, opts: FinalOptions, shard:
   return { reports, root };
 }
 
-export async function run(io: CommandIO, opts: FinalOptions): Promise<void> {
-  const shard = checkOptions(opts);
+async function run(io: CommandIO, opts: FinalOptions): Promise<void> {
+  const [{ openCompleteTuning, outputsOf, writeGithubFiles }, { collectResultSets, defaultSetDir, pickBest, recordResultSet, reportOfSet, runAndRecordFinal, SET_FILES }, { interruptOnSignals }, { openTuning }, { parseShard, WHOLE }] = await Promise.all([
+    import('../../app/ci.js'), import('../../app/final.js'), import('../../app/run.js'), import('../../app/tuning.js'), import('../../core/shard.js'),
+  ]);
+  const { renderPlain, renderSummary } = await import('../final-report.js');
+  const shard = checkOptions(opts, parseShard);
   if (!opts.ci && !opts.shard && !opts.collect && !opts.allTargets) {
-    await final(io, opts);
+    await go(io, opts, true);
     return;
+  }
+  // A dry run stops before the first write: --ci --commit plans its run-start commit; the others
+  // write result sets (and --collect merges them into one) before any commit.
+  if (io.dryRun && (!opts.commit || opts.collect)) {
+    throw new DryRun([], opts.collect
+      ? `merge ${opts.collect.length} result set${opts.collect.length === 1 ? '' : 's'} into one and report it${opts.commit ? ', then record it as the final-check run (a tagged commit) and its grade' : ' (no commit)'}`
+      : 'run the final check\'s cases with the runner as a result set and report it (no commit)');
   }
   const interrupted = { value: false };
   const release = interruptOnSignals(interrupted, io.err);
@@ -121,7 +152,11 @@ export async function run(io: CommandIO, opts: FinalOptions): Promise<void> {
         for (const set of sets) reports.push(await reportOfSet(tuning, set, io.env));
       }
     } else if (opts.ci && opts.commit) {
-      reports = [await runAndRecordFinal(io.cwd, { concurrency: parseConcurrency(opts.concurrency), target: opts.target }, ctx)];
+      try {
+        reports = [await runAndRecordFinal(io.cwd, { concurrency: parseConcurrency(opts.concurrency), target: opts.target }, ctx)];
+      } catch (err) {
+        throw err instanceof DryRun ? err.followedBy('start the runner on each case, then record the run (a tagged commit) and its grade') : err;
+      }
       recorded = true;
     } else {
       ({ reports, root } = await runSets(io, tuning, opts, shard ?? WHOLE, ctx));

@@ -1,10 +1,26 @@
-import { nextFor } from '../../app/decide.js';
-import { recordGrade, writeDraft } from '../../app/grade.js';
-import { openTuning } from '../../app/tuning.js';
-import { isFinalRun } from '../../core/names.js';
-import { EXIT, TuneError } from '../../errors.js';
+import type { CommandUnknownOpts } from '@commander-js/extra-typings';
+import { EXIT, TuneError, usageError } from '../../errors.js';
+import { act, dryRunOpt, json } from '../command.js';
 import { printJson, type CommandIO } from '../io.js';
-import { renderNext } from './next.js';
+import { printDone } from './next.js';
+
+export function register(program: CommandUnknownOpts): void {
+  act(
+    program
+      .command('grade')
+      .description('grade the latest run: --draft writes its findings; without it, validates and records findings.md')
+      .option('--draft', 'write the findings draft (per-case table, comparison, reviews, proposals) for you to finish')
+      .option('--verdict <verdict>', 'set the verdict heading (PASSED, PROGRESS, NO CHANGE, REGRESSION, MIXED, CORRECT, VOID) and record it')
+      .option('--run <run>', 'the run to grade (default: the latest run)')
+      .option('--force', 'with --draft: overwrite findings.md even if you edited it')
+      .option('--keep <commit>', 'keep an edit this grade would revert (unconfirmed) on purpose; repeat for several', (v: string, acc: string[] = []) => [...acc, v])
+      .option('--why <reason>', 'with --keep: why it is kept (recorded with who kept it)')
+      .addOption(dryRunOpt())
+      .addOption(json())
+      .addHelpText('after', `\nThe first level-2 heading of findings.md is the verdict. PASSED is refused when it\nbreaks a rule of the method; the error names the rule and the command that fixes it.\nRecording a grade reverts, each with its own revert commit before the grade commit,\nthe edits its run did not confirm (and those made between batches), unless kept.`),
+    run,
+  );
+}
 
 export interface GradeOptions {
   draft?: boolean;
@@ -16,9 +32,13 @@ export interface GradeOptions {
   json?: boolean;
 }
 
-export async function run(io: CommandIO, opts: GradeOptions): Promise<void> {
+async function run(io: CommandIO, opts: GradeOptions): Promise<void> {
+  const [{ recordGrade, writeDraft }, { openTuning }, { isFinalRun }] = await Promise.all([
+    import('../../app/grade.js'), import('../../app/tuning.js'), import('../../core/names.js'),
+  ]);
   const tuning = await openTuning(io.cwd);
   if (opts.draft) {
+    if (io.dryRun) throw usageError('bad-options', '--draft writes findings.md in the working tree, not a step: --dry-run goes with recording a grade', 'git tune grade --dry-run');
     const { run, draft, file } = await writeDraft(tuning, opts.run, { env: io.env, force: Boolean(opts.force) });
     if (opts.json) {
       printJson(io, { run: run.name, file, verdict: draft.verdict, wrong: [...draft.verdicts].filter(([, v]) => v === 'wrong').map(([id]) => id), difficult: draft.difficult, proposals: draft.proposals });
@@ -29,15 +49,12 @@ export async function run(io: CommandIO, opts: GradeOptions): Promise<void> {
     return;
   }
   const outcome = await recordGrade(tuning, opts.run, { verdict: opts.verdict, keep: opts.keep, why: opts.why, ctx: io });
-  const after = nextFor(await openTuning(io.cwd));
-  if (opts.json) printJson(io, { ...outcome, next: after });
-  else {
-    for (const r of outcome.reverted) io.out(`reverted ${r.edit.slice(0, 7)} with ${r.commit.slice(0, 7)} (${r.why}): ${r.files.join(', ') || 'no prose file'}`);
-    for (const k of outcome.kept) io.out(`kept ${k.edit.slice(0, 7)} (unconfirmed) on purpose: ${k.why} (${k.by})`);
-    io.out(`${outcome.run}: ${outcome.verdict}${outcome.wrong.length ? ` (wrong: ${outcome.wrong.join(', ')})` : ''}`);
-    for (const d of outcome.difficult) io.out(`  difficult ${d.op} ${d.id}${d.op === 'add' ? ` (${d.reason})` : ''}`);
-    io.err(`\nnext: ${renderNext(after)}`);
-  }
+  await printDone(io, opts, outcome, [
+    ...outcome.reverted.map((r) => `reverted ${r.edit.slice(0, 7)} with ${r.commit.slice(0, 7)} (${r.why}): ${r.files.join(', ') || 'no prose file'}`),
+    ...outcome.kept.map((k) => `kept ${k.edit.slice(0, 7)} (unconfirmed) on purpose: ${k.why} (${k.by})`),
+    `${outcome.run}: ${outcome.verdict}${outcome.wrong.length ? ` (wrong: ${outcome.wrong.join(', ')})` : ''}`,
+    ...outcome.difficult.map((d) => `  difficult ${d.op} ${d.id}${d.op === 'add' ? ` (${d.reason})` : ''}`),
+  ]);
   if (isFinalRun(outcome.run) && outcome.verdict !== 'VERIFIED') {
     throw new TuneError('not-verified', `the final check is ${outcome.verdict}, not VERIFIED`, { exitCode: EXIT.notVerified });
   }

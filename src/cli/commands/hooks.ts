@@ -1,9 +1,34 @@
-import { clearHookState, installHooks, messageHook, prePushRefspecs, pushAlong, tuningOnHead, uninstallHooks, type HooksOutcome } from '../../app/hooks.js';
-import { nextFor } from '../../app/decide.js';
-import { loadTuning } from '../../app/tuning.js';
-import { openRepo } from '../../git/open.js';
+import type { CommandUnknownOpts } from '@commander-js/extra-typings';
+import type { HooksOutcome } from '../../app/hooks.js';
+import { act, json } from '../command.js';
 import { printJson, type CommandIO } from '../io.js';
 import { renderNext } from './next.js';
+
+export function register(program: CommandUnknownOpts): void {
+  const hooks = program.command('hooks').description('the git hooks git-tune installs (chained with yours, never overwriting them)');
+  act(
+    hooks
+      .command('install')
+      .description('install the hooks into the repository (respects core.hooksPath)')
+      .addOption(json()),
+    install,
+  );
+  act(
+    hooks
+      .command('uninstall')
+      .description('remove the hooks and restore the ones that were there')
+      .addOption(json()),
+    uninstall,
+  );
+  act(
+    program
+      .command('hook <name> [args...]', { hidden: true })
+      .description('run by the installed git hooks'),
+    hook,
+  );
+}
+
+const modules = () => Promise.all([import('../../app/hooks.js'), import('../../git/open.js')]);
 
 function describe(o: HooksOutcome): string {
   const lines: string[] = [];
@@ -17,13 +42,15 @@ function describe(o: HooksOutcome): string {
   return `${o.dir}: ${lines.join('; ')}`;
 }
 
-export async function install(io: CommandIO, opts: { json?: boolean }): Promise<void> {
+async function install(io: CommandIO, opts: { json?: boolean }): Promise<void> {
+  const [{ installHooks }, { openRepo }] = await modules();
   const out = await installHooks(await openRepo(io.cwd), io.env);
   if (opts.json) printJson(io, out);
   else io.out(describe(out));
 }
 
-export async function uninstall(io: CommandIO, opts: { json?: boolean }): Promise<void> {
+async function uninstall(io: CommandIO, opts: { json?: boolean }): Promise<void> {
+  const [{ uninstallHooks }, { openRepo }] = await modules();
   const out = await uninstallHooks(await openRepo(io.cwd), io.env);
   if (opts.json) printJson(io, out);
   else io.out(describe(out));
@@ -44,9 +71,12 @@ function readStdin(): Promise<string> {
  * `git-tune hook <name> [args...]`, run by the installed hooks. A hook never
  * stops a commit or a push for a reason of its own: problems are warnings.
  */
-export async function hook(io: CommandIO, name: string, args: string[], _opts: unknown): Promise<void> {
+async function hook(io: CommandIO, name: string, args: string[], _opts: unknown): Promise<void> {
   const stdin = name === 'pre-push' ? await readStdin() : '';
   try {
+    const [[{ clearHookState, messageHook, prePushRefspecs, pushAlong, tuningOnHead }, { openRepo }], { nextFor }, { loadTuning }] = await Promise.all([
+      modules(), import('../../app/decide.js'), import('../../app/tuning.js'),
+    ]);
     const repo = await openRepo(io.cwd);
     const load = (tuning: string) => loadTuning(repo, tuning);
     switch (name) {

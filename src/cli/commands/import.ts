@@ -1,13 +1,30 @@
 import path from 'node:path';
-import { nextFor } from '../../app/decide.js';
-import { applyImport, planFolderImport, readFolder, type InitFlags } from '../../app/import.js';
-import { loadTuning } from '../../app/tuning.js';
+import type { CommandUnknownOpts } from '@commander-js/extra-typings';
+import { DryRun, type PlannedCommit } from '../../app/dry-run.js';
+import type { ImportPlan, InitFlags } from '../../app/import.js';
 import { branchName, branchRef, isValidTuningName } from '../../core/names.js';
 import { usageError } from '../../errors.js';
-import { openRepo } from '../../git/open.js';
+import { act, dryRunOpt, json } from '../command.js';
 import { printJson, type CommandIO } from '../io.js';
-import { commandSpec } from './init.js';
 import { renderNext } from './next.js';
+
+export function register(program: CommandUnknownOpts): void {
+  act(
+    program
+      .command('import <dir>')
+      .description('turn a folder-based tuning (a finetune/ folder) into a tuning branch whose history replays it')
+      .option('--name <name>', 'the tuning name (default: the folder name)')
+      .option('--prose <glob...>', 'globs of the prose being tuned, e.g. "agents/**/*.md" (a folder names none)')
+      .option('--memory-policy <glob...>', 'globs of the memory-policy files (the only prose a with-memory half may edit)')
+      .option('--runner <cmd>', 'the agent command run once per case, e.g. "node agent.js"')
+      .option('--judge <cmd>', 'optional rubric judge command')
+      .option('--editor <cmd>', 'optional editor command used by `git tune auto`')
+      .addOption(dryRunOpt())
+      .addOption(json())
+      .addHelpText('after', `\nExample:\n  git tune import finetune --prose 'agents/**/*.md' --runner 'node agent.js'`),
+    run,
+  );
+}
 
 export interface ImportOptions {
   name?: string;
@@ -20,7 +37,7 @@ export interface ImportOptions {
 }
 
 /** init's flags, checked as init checks them: what a folder never names. */
-function flagsOf(opts: ImportOptions): InitFlags {
+function flagsOf(opts: ImportOptions, commandSpec: (flag: string, line: string | undefined) => { command: string[] } | null): InitFlags {
   const flags: InitFlags = {};
   if (opts.prose) flags.prose = opts.prose;
   if (opts.memoryPolicy) flags.memoryPolicy = opts.memoryPolicy;
@@ -32,7 +49,28 @@ function flagsOf(opts: ImportOptions): InitFlags {
 }
 
 /** `git tune import <dir>` (SPEC 10): read the folder, plan its history, write it, say what is next. */
-export async function run(io: CommandIO, dir: string, opts: ImportOptions): Promise<void> {
+/**
+ * The import's plan as a dry run prints it: the plan is data, written by
+ * `applyImport` as one chain (a revert names the edits it undoes by their
+ * commit ids, unknown before they are written: their plan indexes here).
+ */
+function plannedCommits(plan: ImportPlan, formatStep: typeof import('../../core/steps.js').formatStep): PlannedCommit[] {
+  return plan.steps.map((step) => {
+    const data = step.reverts ? { ...step.data, reverts: step.reverts.map((r) => `<commit ${r + 1} of the plan>`) } : step.data;
+    return {
+      subject: step.subject,
+      message: formatStep({ ...data, tuning: plan.tuning, difficult: step.difficult } as Parameters<typeof formatStep>[0], step.subject, step.body),
+      files: step.files.map(([file]) => ({ path: file, deleted: false })),
+      tags: step.tags,
+    };
+  });
+}
+
+async function run(io: CommandIO, dir: string, opts: ImportOptions): Promise<void> {
+  const [{ nextFor }, { applyImport, planFolderImport, readFolder }, { commandSpec }, { loadTuning }, { openRepo }, { formatStep }] = await Promise.all([
+    import('../../app/decide.js'), import('../../app/import.js'), import('../../app/init.js'), import('../../app/tuning.js'), import('../../git/open.js'),
+    import('../../core/steps.js'),
+  ]);
   const name = opts.name ?? path.basename(path.resolve(io.cwd, dir));
   if (!isValidTuningName(name)) {
     throw usageError(
@@ -41,7 +79,7 @@ export async function run(io: CommandIO, dir: string, opts: ImportOptions): Prom
       `git tune import ${dir} --name support-desk`,
     );
   }
-  const flags = flagsOf(opts);
+  const flags = flagsOf(opts, commandSpec);
   const repo = await openRepo(io.cwd);
   if (await repo.resolveRef(branchRef(name))) {
     throw usageError('tuning-exists', `tuning ${name} already exists (branch ${branchName(name)})`,
@@ -49,6 +87,10 @@ export async function run(io: CommandIO, dir: string, opts: ImportOptions): Prom
   }
   const input = await readFolder(dir, io.cwd);
   const plan = planFolderImport(input, name, flags);
+  if (io.dryRun) {
+    for (const w of plan.warnings) io.err(`warning: ${w}`);
+    throw new DryRun(plannedCommits(plan, formatStep), `create ${branchName(name)} at the last of them, tag ${plan.tags.length} run${plan.tags.length === 1 ? '' : 's'} and switch to it (README.md and USAGE.md join the last commit)`);
+  }
   const result = await applyImport(repo, plan, io);
   const tuning = await loadTuning(repo, name);
   const step = nextFor(tuning);

@@ -1,17 +1,31 @@
 import path from 'node:path';
-import { describeInstalled, installWorkflows } from '../../app/ci.js';
-import { commitStep } from '../../app/commit.js';
-import { installHooks, skillToInstall } from '../../app/hooks.js';
-import { CONFIG_FILE, parseConfig, renderConfig } from '../../app/config-file.js';
-import { importDataset } from '../../app/dataset.js';
-import { assertCleanGitState, loadTuning } from '../../app/tuning.js';
-import { splitArgs } from '../../core/argv.js';
-import { branchName, branchRef, isValidTuningName, tuningDir } from '../../core/names.js';
-import { usageError } from '../../errors.js';
-import { openRepo } from '../../git/open.js';
-import { renderNext } from './next.js';
-import { nextFor } from '../../app/decide.js';
+import type { CommandUnknownOpts } from '@commander-js/extra-typings';
+import type { InstalledWorkflow } from '../../app/ci.js';
+import { DryRun } from '../../app/dry-run.js';
+import { act, dryRunOpt, json } from '../command.js';
 import { printJson, type CommandIO } from '../io.js';
+import { renderNext } from './next.js';
+
+export function register(program: CommandUnknownOpts): void {
+  act(
+    program
+      .command('init <name>')
+      .description('start tuning <name>: create branch tune/<name>, write .tune/<name>/config.yaml, switch to it')
+      .option('--prose <glob...>', 'globs of the prose being tuned, e.g. "agents/**/*.md"')
+      .option('--memory-policy <glob...>', 'globs of the memory-policy files (the only prose a with-memory half may edit)')
+      .option('--runner <cmd>', 'the agent command run once per case, e.g. "node agent.js"')
+      .option('--judge <cmd>', 'optional rubric judge command')
+      .option('--editor <cmd>', 'optional editor command used by `git tune auto`')
+      .option('--dataset <file>', 'import this dataset right away (JSON, JSONL, YAML, or a folder)')
+      .option('--github', 'also install the GitHub workflows (final check on pull requests, sharded; a PR comment) into .github/workflows/; alone on an existing tuning, only that')
+      .option('--agent-skill', 'add the skill file for coding agents (.claude/skills/git-tune/SKILL.md) to the init commit')
+      .option('--no-hooks', 'do not install the git hooks (`git tune hooks install` does it later)')
+      .addOption(dryRunOpt())
+      .addOption(json())
+      .addHelpText('after', `\nExample:\n  git tune init support-desk --prose 'agents/**/*.md' --runner 'node agent.js' --dataset cases.yaml`),
+    run,
+  );
+}
 
 export interface InitOptions {
   prose?: string[];
@@ -20,89 +34,41 @@ export interface InitOptions {
   judge?: string;
   editor?: string;
   dataset?: string;
-  /** Also install the GitHub workflow templates (the final check, the PR comment). */
   github?: boolean;
   /** `--no-hooks` sets it false: the git hooks are installed unless told not to. */
   hooks?: boolean;
-  /** Add the skill file for coding agents to the init commit. */
   agentSkill?: boolean;
   json?: boolean;
 }
 
-/** A command flag (`--runner 'node agent.js'`) as config.yaml holds it; import takes the same flags. */
-export function commandSpec(flag: string, line: string | undefined) {
-  if (line === undefined) return null;
-  let command: string[];
-  try {
-    command = splitArgs(line);
-  } catch (err) {
-    throw usageError('bad-command-line', `--${flag}: ${(err as Error).message}`, `--${flag} 'node agent.js'`);
-  }
-  if (command.length === 0) throw usageError('bad-command-line', `--${flag} is empty`, `--${flag} 'node agent.js'`);
-  return { command };
+/** What `init --github` says about each workflow file, and what to do next. */
+export function describeInstalled(installed: readonly InstalledWorkflow[]): string[] {
+  const lines = installed.map((w) => w.status === 'written' ? `wrote ${w.path}`
+    : w.status === 'unchanged' ? `${w.path} is already there` : `kept ${w.path}: it differs from the template (yours is not overwritten)`);
+  lines.push('commit them to the default branch: the comment workflow (workflow_run) runs only from there; add the runner\'s secrets in the final check workflow\'s `env:`');
+  return lines;
 }
 
-export async function run(io: CommandIO, name: string, opts: InitOptions): Promise<void> {
-  if (!isValidTuningName(name)) {
-    throw usageError('bad-tuning-name', `"${name}" cannot name a tuning: use letters, digits, . _ - (at most 64), starting with a letter or digit`, 'git tune init support-desk --prose "agents/**/*.md"');
+async function run(io: CommandIO, name: string, opts: InitOptions): Promise<void> {
+  const [{ initTuning }, { installHooks }, { installWorkflows }, { nextFor }, { branchName }] = await Promise.all([
+    import('../../app/init.js'), import('../../app/hooks.js'), import('../../app/ci.js'), import('../../app/decide.js'), import('../../core/names.js'),
+  ]);
+  let outcome: Awaited<ReturnType<typeof initTuning>>;
+  try {
+    outcome = await initTuning(io.cwd, name, opts, io);
+  } catch (err) {
+    throw err instanceof DryRun
+      ? err.followedBy(`switch to ${branchName(name)}${opts.dataset ? `, import ${opts.dataset} (a commit)` : ''}${opts.hooks !== false ? ', install the git hooks' : ''}${opts.github ? ', install the GitHub workflows' : ''}`)
+      : err;
   }
-  const repo = await openRepo(io.cwd);
-  const ref = branchRef(name);
-  if (await repo.resolveRef(ref)) {
-    // `init <name> --github` alone, on a tuning that exists: only the workflow templates.
-    if (opts.github && !opts.prose && !opts.memoryPolicy && !opts.runner && !opts.judge && !opts.editor && !opts.dataset) {
-      const installed = await installWorkflows(repo.dir, await loadTuning(repo, name), io.env);
-      if (opts.json) printJson(io, { tuning: name, workflows: installed });
-      else io.out(describeInstalled(installed).join('\n'));
-      return;
-    }
-    throw usageError('tuning-exists', `tuning ${name} already exists (branch ${branchName(name)})`, `git switch ${branchName(name)} && git tune next`);
+  if (outcome.kind === 'workflows') {
+    if (opts.json) printJson(io, { tuning: name, workflows: outcome.workflows });
+    else io.out(describeInstalled(outcome.workflows).join('\n'));
+    return;
   }
-  // init switches HEAD to the new branch: never in the middle of a merge, rebase, …
-  await assertCleanGitState(repo);
-  const headRef = await repo.headRef();
-  const base = headRef ? await repo.resolveRef(headRef) : await repo.resolveRef('HEAD');
-  const values: Record<string, unknown> = {
-    limit: null, minBatch: 3, maxBatch: 10, recheck: 3, seed: 1, maxRetries: 3, maxRuns: 4,
-    prose: opts.prose ?? [],
-    memoryPolicy: opts.memoryPolicy ?? [],
-    runner: commandSpec('runner', opts.runner),
-    judge: commandSpec('judge', opts.judge),
-    editor: commandSpec('editor', opts.editor),
-    budget: { maxCostUsd: null, maxTokens: null },
-  };
-  const dir = tuningDir(name);
-  const text = renderConfig(values);
-  parseConfig(text, `${dir}/${CONFIG_FILE}`); // refuses a bad value before anything is written
-  // The dataset is read and checked before the first write, too.
-  const prepared = opts.dataset ? await importDataset.prepare(opts.dataset, io.cwd) : null;
-  const skill = opts.agentSkill ? await skillToInstall(repo, base) : null;
-
+  const { repo, tuning, configPath, skill } = outcome;
   const onBranch = true;
-  // Like `git switch -c`: the new branch starts at HEAD's commit, so the working tree already matches.
-  // Under index.lock from the first write to the checkout, so an index git-tune
-  // cannot update is refused before the branch exists.
-  await repo.withIndexLock(async () => {
-    const tip = await commitStep(
-      { repo, ref, parent: base, expected: null, tuning: name, onBranch: false },
-      {
-        step: { step: 'init', tuning: name, difficult: [] },
-        subject: `tune(${name}): init`,
-        body: `Start tuning ${name}.`,
-        changes: new Map([[`${dir}/${CONFIG_FILE}`, { content: text }], ...(skill && 'path' in skill ? [[skill.path, { content: skill.content }] as const] : [])]),
-      },
-      io,
-    );
-    await repo.setHeadRef(ref);
-    // Every file the init commit wrote: config.yaml, README.md, USAGE.md (and the skill file).
-    await repo.checkoutPaths(tip, await repo.changedPaths(tip));
-  });
-  let tuning = await loadTuning(repo, name);
-  if (prepared) {
-    await importDataset.apply(tuning, prepared, io);
-    tuning = await loadTuning(repo, name);
-  }
-  io.err(`created ${branchName(name)} and switched to it; settings in ${dir}/${CONFIG_FILE}`);
+  io.err(`created ${branchName(name)} and switched to it; settings in ${configPath}`);
   if (skill) io.err('path' in skill ? `added the skill file for coding agents: ${skill.path}` : `skill file not added: ${skill.skip}`);
   let hooks: Awaited<ReturnType<typeof installHooks>> | null = null;
   if (opts.hooks !== false) {

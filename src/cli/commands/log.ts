@@ -1,9 +1,21 @@
-import { logEntries } from '../../app/reports.js';
-import { openTuning } from '../../app/tuning.js';
+import type { CommandUnknownOpts } from '@commander-js/extra-typings';
+import { act, json, tuningOpt } from '../command.js';
 import { printJson, table, type CommandIO } from '../io.js';
 
+export function register(program: CommandUnknownOpts): void {
+  act(
+    program
+      .command('log')
+      .description('the history of the tuning as a table of steps and runs')
+      .addOption(json())
+      .addOption(tuningOpt()),
+    run,
+  );
+}
+
 /** `git tune log`: every step of the tuning as a table, newest first; edits say where they stand. */
-export async function run(io: CommandIO, opts: { json?: boolean; tuning?: string }): Promise<void> {
+async function run(io: CommandIO, opts: { json?: boolean; tuning?: string }): Promise<void> {
+  const [{ logEntries }, { openTuning }] = await Promise.all([import('../../app/reports.js'), import('../../app/tuning.js')]);
   const tuning = await openTuning(io.cwd, opts.tuning);
   const entries = logEntries(tuning);
   if (opts.json) {

@@ -1,8 +1,29 @@
-import { nextFor } from '../../app/decide.js';
-import { buildCandidate, makeCheckpoint, memoryDir, type MemoryOutcome } from '../../app/memory.js';
-import { openTuning, type Tuning } from '../../app/tuning.js';
-import { printJson, type CommandIO } from '../io.js';
-import { renderNext } from './next.js';
+import type { CommandUnknownOpts } from '@commander-js/extra-typings';
+import type { MemoryOutcome } from '../../app/memory.js';
+import type { Tuning } from '../../app/tuning.js';
+import { act, dryRunOpt, json } from '../command.js';
+import type { CommandIO } from '../io.js';
+import { printDone } from './next.js';
+
+export function register(program: CommandUnknownOpts): void {
+  const memory = program.command('memory').description('candidate memory and checkpoints (SPEC 3.7)');
+  act(
+    memory
+      .command('candidate')
+      .description("build the candidate: last good memory + what the passing no-memory run's cases wrote (a commit)")
+      .addOption(dryRunOpt())
+      .addOption(json()),
+    candidate,
+  );
+  act(
+    memory
+      .command('checkpoint')
+      .description('make the candidate the last good memory, whole (a commit)')
+      .addOption(dryRunOpt())
+      .addOption(json()),
+    checkpoint,
+  );
+}
 
 interface MemoryOptions {
   json?: boolean;
@@ -31,23 +52,20 @@ export function renderOutcome(outcome: MemoryOutcome, dir: string): string {
 }
 
 async function finish(io: CommandIO, opts: MemoryOptions, tuning: Tuning, outcome: MemoryOutcome): Promise<void> {
-  const after = nextFor(await openTuning(io.cwd, opts.tuning));
+  const { memoryDir } = await import('../../app/memory.js');
   const dir = memoryDir(tuning, outcome.step === 'candidate' ? 'candidate' : 'last-good');
-  if (opts.json) {
-    const { diff, ...rest } = outcome;
-    printJson(io, { ...rest, dir, ...diff, next: after });
-    return;
-  }
-  io.out(renderOutcome(outcome, dir));
-  io.err(`\nnext: ${renderNext(after)}`);
+  const { diff, ...rest } = outcome;
+  await printDone(io, opts, opts.json ? { ...rest, dir, ...diff } : {}, [renderOutcome(outcome, dir)]);
 }
 
-export async function candidate(io: CommandIO, opts: MemoryOptions): Promise<void> {
+async function candidate(io: CommandIO, opts: MemoryOptions): Promise<void> {
+  const [{ buildCandidate }, { openTuning }] = await Promise.all([import('../../app/memory.js'), import('../../app/tuning.js')]);
   const tuning = await openTuning(io.cwd, opts.tuning);
   await finish(io, opts, tuning, await buildCandidate(tuning, io));
 }
 
-export async function checkpoint(io: CommandIO, opts: MemoryOptions): Promise<void> {
+async function checkpoint(io: CommandIO, opts: MemoryOptions): Promise<void> {
+  const [{ makeCheckpoint }, { openTuning }] = await Promise.all([import('../../app/memory.js'), import('../../app/tuning.js')]);
   const tuning = await openTuning(io.cwd, opts.tuning);
   await finish(io, opts, tuning, await makeCheckpoint(tuning, io));
 }

@@ -1,7 +1,19 @@
-import { nextFor } from '../../app/decide.js';
-import { openTuning } from '../../app/tuning.js';
+import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import type { NextStep } from '../../core/next.js';
+import { act, json, tuningOpt } from '../command.js';
 import { printJson, type CommandIO } from '../io.js';
+
+export function register(program: CommandUnknownOpts): void {
+  act(
+    program
+      .command('next')
+      .description('say the one next step and the exact command for it, from the branch history alone')
+      .addOption(json())
+      .addOption(tuningOpt())
+      .addHelpText('after', `\n--json prints {kind, message, command, batch, half, run, notes}.`),
+    run,
+  );
+}
 
 export function renderNext(step: NextStep): string {
   const lines = [step.message];
@@ -10,9 +22,29 @@ export function renderNext(step: NextStep): string {
   return lines.join('\n');
 }
 
-export async function run(io: CommandIO, opts: { json?: boolean; tuning?: string }): Promise<void> {
-  const tuning = await openTuning(io.cwd, opts.tuning);
-  const step = nextFor(tuning);
+/** The tuning read again after a step: its next step. */
+export async function nextAfter(io: CommandIO, tuning: string | undefined): Promise<NextStep> {
+  const [{ nextFor }, { openTuning }] = await Promise.all([import('../../app/decide.js'), import('../../app/tuning.js')]);
+  return nextFor(await openTuning(io.cwd, tuning));
+}
+
+/**
+ * What a command that wrote a step prints: the tuning read again, then with
+ * --json the outcome with its `next` in it; otherwise the lines on stdout and
+ * `next: …` on stderr. Returns the next step.
+ */
+export async function printDone(io: CommandIO, opts: { json?: boolean; tuning?: string }, data: object, lines: readonly string[]): Promise<NextStep> {
+  const after = await nextAfter(io, opts.tuning);
+  if (opts.json) printJson(io, { ...data, next: after });
+  else {
+    for (const line of lines) io.out(line);
+    io.err(`\nnext: ${renderNext(after)}`);
+  }
+  return after;
+}
+
+async function run(io: CommandIO, opts: { json?: boolean; tuning?: string }): Promise<void> {
+  const step = await nextAfter(io, opts.tuning);
   if (opts.json) printJson(io, step);
   else io.out(renderNext(step));
 }

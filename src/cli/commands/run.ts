@@ -1,9 +1,24 @@
-import { nextFor } from '../../app/decide.js';
-import { executeRun, interruptOnSignals, type RunOutcome } from '../../app/run.js';
-import { openTuning } from '../../app/tuning.js';
+import type { CommandUnknownOpts } from '@commander-js/extra-typings';
+import type { RunOutcome } from '../../app/run.js';
+import { DryRun } from '../../app/dry-run.js';
 import { EXIT, TuneError, usageError } from '../../errors.js';
-import { printJson, type CommandIO } from '../io.js';
-import { renderNext } from './next.js';
+import { act, dryRunOpt, json } from '../command.js';
+import type { CommandIO } from '../io.js';
+import { printDone } from './next.js';
+
+export function register(program: CommandUnknownOpts): void {
+  act(
+    program
+      .command('run')
+      .description('run what is due (batch, half, run number): every case of it, at most `concurrency` at once; the run becomes a tagged commit')
+      .option('--concurrency <n>', 'cases at once for this run (default: config concurrency)')
+      .option('--target <name>', 'run against one of the configured target models')
+      .addOption(dryRunOpt())
+      .addOption(json())
+      .addHelpText('after', `\nA run refuses to start over uncommitted prose edits, and when the budget is spent.\nCtrl-C stops launching cases; finished ones are kept, and \`git tune run\` resumes.`),
+    (io, opts) => go(io, opts, false),
+  );
+}
 
 export interface RunCommandOptions {
   concurrency?: string;
@@ -33,24 +48,24 @@ function summary(outcome: RunOutcome): string {
   return `${head}\n  ${right} right, ${wrong} wrong, ${unknown} for the judge, ${voids} void; ${tokens} tokens, $${cost.toFixed(4)}${outcome.commit ? `\n  commit ${outcome.commit.slice(0, 7)}, tag tune/…/${outcome.run}` : ''}`;
 }
 
-async function go(io: CommandIO, opts: RunCommandOptions, final: boolean): Promise<void> {
+/** `git tune run`, and `git tune final` without --ci, --shard, --collect or --all-targets. */
+export async function go(io: CommandIO, opts: RunCommandOptions, final: boolean): Promise<void> {
+  const { executeRun, interruptOnSignals } = await import('../../app/run.js');
   const concurrency = parseConcurrency(opts.concurrency);
   const interrupted = { value: false };
   const release = interruptOnSignals(interrupted, io.err);
   let outcome: RunOutcome;
   try {
     outcome = await executeRun(io.cwd, opts.tuning, { final, concurrency, target: opts.target }, {
-      env: io.env, now: io.now, clock: io.clock, err: io.err, isTTY: io.isTTY, interrupted,
+      env: io.env, now: io.now, clock: io.clock, err: io.err, isTTY: io.isTTY, interrupted, dryRun: io.dryRun,
     });
+  } catch (err) {
+    // The run-start commit is the first write: a dry run stops there, before any runner starts.
+    throw err instanceof DryRun ? err.followedBy('start the runner on each case to run, then record the run as a tagged commit') : err;
   } finally {
     release();
   }
-  const after = nextFor(await openTuning(io.cwd, opts.tuning));
-  if (opts.json) printJson(io, { ...outcome, next: after });
-  else {
-    io.out(summary(outcome));
-    io.err(`\nnext: ${renderNext(after)}`);
-  }
+  const after = await printDone(io, opts, outcome, [summary(outcome)]);
   if (!outcome.finished) {
     const sandbox = outcome.stopped?.startsWith('sandbox');
     throw new TuneError(sandbox ? 'sandbox-down' : outcome.stopped?.startsWith('budget') ? 'budget-spent' : 'interrupted',
@@ -60,6 +75,3 @@ async function go(io: CommandIO, opts: RunCommandOptions, final: boolean): Promi
       });
   }
 }
-
-export const run = (io: CommandIO, opts: RunCommandOptions) => go(io, opts, false);
-export const final = (io: CommandIO, opts: RunCommandOptions) => go(io, opts, true);

@@ -1,10 +1,20 @@
-import { readRunResults, requireRun } from '../../app/results.js';
-import { openTuning } from '../../app/tuning.js';
-import { caseRows, renderCaseTable, rightText } from '../../core/report.js';
+import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import { usageError } from '../../errors.js';
-import { readCaseLog } from '../../run/logs.js';
-import { RunStore } from '../../run/store.js';
+import { act, json, tuningOpt } from '../command.js';
 import { printJson, type CommandIO } from '../io.js';
+
+export function register(program: CommandUnknownOpts): void {
+  act(
+    program
+      .command('show <run> [case]')
+      .description('a run: its cases, answers, usage and verdict so far; with a case, that case; --log its stdout/stderr')
+      .option('--log', "the case's captured stdout, stderr and raw result")
+      .addOption(json())
+      .addOption(tuningOpt())
+      .addHelpText('after', `\nExamples:\n  git tune show batch01-nomem-run1\n  git tune show batch01-nomem-run1 billing-refund-03 --log`),
+    run,
+  );
+}
 
 export interface ShowOptions {
   log?: boolean;
@@ -12,7 +22,10 @@ export interface ShowOptions {
   tuning?: string;
 }
 
-export async function run(io: CommandIO, runName: string, caseId: string | undefined, opts: ShowOptions): Promise<void> {
+async function run(io: CommandIO, runName: string, caseId: string | undefined, opts: ShowOptions): Promise<void> {
+  const [{ readRunResults, requireRun }, { openTuning }, { caseRows, renderCaseTable, rightText }, { readCaseLog }, { RunStore }] = await Promise.all([
+    import('../../app/results.js'), import('../../app/tuning.js'), import('../../core/report.js'), import('../../run/logs.js'), import('../../run/store.js'),
+  ]);
   const tuning = await openTuning(io.cwd, opts.tuning);
   const state = requireRun(tuning, runName);
   const data = await readRunResults(tuning, runName);

@@ -1,9 +1,21 @@
-import { statusOf } from '../../app/status.js';
-import { openTuning } from '../../app/tuning.js';
+import type { CommandUnknownOpts } from '@commander-js/extra-typings';
+import { act, json, tuningOpt } from '../command.js';
 import { printJson, table, type CommandIO } from '../io.js';
 import { renderNext } from './next.js';
 
-export async function run(io: CommandIO, opts: { json?: boolean; tuning?: string }): Promise<void> {
+export function register(program: CommandUnknownOpts): void {
+  act(
+    program
+      .command('status')
+      .description('where the tuning stands: dataset, selection, batches, runs, difficult cases, usage')
+      .addOption(json())
+      .addOption(tuningOpt()),
+    run,
+  );
+}
+
+async function run(io: CommandIO, opts: { json?: boolean; tuning?: string }): Promise<void> {
+  const [{ statusOf }, { openTuning }] = await Promise.all([import('../../app/status.js'), import('../../app/tuning.js')]);
   const report = statusOf(await openTuning(io.cwd, opts.tuning));
   if (opts.json) {
     printJson(io, report);

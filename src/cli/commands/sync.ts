@@ -1,10 +1,31 @@
-import { pullTuning, pushTuning } from '../../app/sync.js';
-import { openTuning } from '../../app/tuning.js';
-import { branchName } from '../../core/names.js';
+import type { CommandUnknownOpts } from '@commander-js/extra-typings';
+import { act, json, tuningOpt } from '../command.js';
 import { printJson, type CommandIO } from '../io.js';
 
+export function register(program: CommandUnknownOpts): void {
+  act(
+    program
+      .command('push [remote]')
+      .description('push the tuning branch with its run tags and logs ref (default remote: origin)')
+      .addOption(json())
+      .addOption(tuningOpt()),
+    push,
+  );
+  act(
+    program
+      .command('pull [remote]')
+      .description('fetch the tuning branch, its run tags and logs; fast-forward the branch')
+      .addOption(json())
+      .addOption(tuningOpt()),
+    pull,
+  );
+}
+
+const modules = () => Promise.all([import('../../app/sync.js'), import('../../app/tuning.js'), import('../../core/names.js')]);
+
 /** `git tune push` / `pull` (src/app/sync.ts): the tuning branch with its run tags and logs ref. */
-export async function push(io: CommandIO, remote: string | undefined, opts: { json?: boolean; tuning?: string }): Promise<void> {
+async function push(io: CommandIO, remote: string | undefined, opts: { json?: boolean; tuning?: string }): Promise<void> {
+  const [{ pushTuning }, { openTuning }, { branchName }] = await modules();
   const tuning = await openTuning(io.cwd, opts.tuning);
   const pushed = await pushTuning(tuning, remote, io.env);
   if (opts.json) printJson(io, { remote: pushed.remote, refspecs: pushed.refspecs });
@@ -12,7 +33,8 @@ export async function push(io: CommandIO, remote: string | undefined, opts: { js
   if (pushed.stderr.trim()) io.err(pushed.stderr.trim());
 }
 
-export async function pull(io: CommandIO, remote: string | undefined, opts: { json?: boolean; tuning?: string }): Promise<void> {
+async function pull(io: CommandIO, remote: string | undefined, opts: { json?: boolean; tuning?: string }): Promise<void> {
+  const [{ pullTuning }, { openTuning }, { branchName }] = await modules();
   const tuning = await openTuning(io.cwd, opts.tuning);
   const pulled = await pullTuning(tuning, remote, io.env);
   if (opts.json) printJson(io, { remote: pulled.remote, tuning: tuning.name });

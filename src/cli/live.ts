@@ -18,10 +18,8 @@ export interface LiveView {
   close(): void;
 }
 
-export interface Usage {
-  tokens: number;
-  costUsd: number;
-}
+export type { Usage } from '../app/auto.js';
+import type { Usage } from '../app/auto.js';
 
 export interface LiveViewOptions {
   title: string;

@@ -1,0 +1,107 @@
+import { splitArgs } from '../core/argv.js';
+import { branchName, branchRef, isValidTuningName, tuningDir } from '../core/names.js';
+import { usageError } from '../errors.js';
+import { openRepo } from '../git/open.js';
+import type { GitRepo } from '../git/types.js';
+import { installWorkflows, type InstalledWorkflow } from './ci.js';
+import { commitStep, type WriteContext } from './commit.js';
+import { CONFIG_FILE, parseConfig, renderConfig } from './config-file.js';
+import { importDataset } from './dataset.js';
+import { skillToInstall } from './hooks.js';
+import { assertCleanGitState, loadTuning, type Tuning } from './tuning.js';
+
+/** What `git tune init` is told (its flags, parsed). */
+export interface InitFlags {
+  prose?: string[];
+  memoryPolicy?: string[];
+  runner?: string;
+  judge?: string;
+  editor?: string;
+  dataset?: string;
+  /** Also install the GitHub workflow templates (the final check, the PR comment). */
+  github?: boolean;
+  /** Add the skill file for coding agents to the init commit. */
+  agentSkill?: boolean;
+}
+
+/** A command flag (`--runner 'node agent.js'`) as config.yaml holds it; import takes the same flags. */
+export function commandSpec(flag: string, line: string | undefined) {
+  if (line === undefined) return null;
+  let command: string[];
+  try {
+    command = splitArgs(line);
+  } catch (err) {
+    throw usageError('bad-command-line', `--${flag}: ${(err as Error).message}`, `--${flag} 'node agent.js'`);
+  }
+  if (command.length === 0) throw usageError('bad-command-line', `--${flag} is empty`, `--${flag} 'node agent.js'`);
+  return { command };
+}
+
+export type InitOutcome =
+  /** `init <name> --github` alone, on a tuning that exists: only the workflow templates. */
+  | { kind: 'workflows'; workflows: InstalledWorkflow[] }
+  | { kind: 'created'; repo: GitRepo; tuning: Tuning; configPath: string; skill: Awaited<ReturnType<typeof skillToInstall>> | null };
+
+/**
+ * `git tune init <name>`: branch tune/<name> from HEAD with one init commit
+ * (config.yaml, README.md, USAGE.md, the skill file when asked), switched to,
+ * then the dataset imported when given. Every value and the dataset are
+ * checked before the first write.
+ */
+export async function initTuning(cwd: string, name: string, flags: InitFlags, ctx: WriteContext): Promise<InitOutcome> {
+  if (!isValidTuningName(name)) {
+    throw usageError('bad-tuning-name', `"${name}" cannot name a tuning: use letters, digits, . _ - (at most 64), starting with a letter or digit`, 'git tune init support-desk --prose "agents/**/*.md"');
+  }
+  const repo = await openRepo(cwd);
+  const ref = branchRef(name);
+  if (await repo.resolveRef(ref)) {
+    if (flags.github && !flags.prose && !flags.memoryPolicy && !flags.runner && !flags.judge && !flags.editor && !flags.dataset) {
+      return { kind: 'workflows', workflows: await installWorkflows(repo.dir, await loadTuning(repo, name), ctx.env) };
+    }
+    throw usageError('tuning-exists', `tuning ${name} already exists (branch ${branchName(name)})`, `git switch ${branchName(name)} && git tune next`);
+  }
+  // init switches HEAD to the new branch: never in the middle of a merge, rebase, …
+  await assertCleanGitState(repo);
+  const headRef = await repo.headRef();
+  const base = headRef ? await repo.resolveRef(headRef) : await repo.resolveRef('HEAD');
+  const values: Record<string, unknown> = {
+    limit: null, minBatch: 3, maxBatch: 10, recheck: 3, seed: 1, maxRetries: 3, maxRuns: 4,
+    prose: flags.prose ?? [],
+    memoryPolicy: flags.memoryPolicy ?? [],
+    runner: commandSpec('runner', flags.runner),
+    judge: commandSpec('judge', flags.judge),
+    editor: commandSpec('editor', flags.editor),
+    budget: { maxCostUsd: null, maxTokens: null },
+  };
+  const dir = tuningDir(name);
+  const text = renderConfig(values);
+  parseConfig(text, `${dir}/${CONFIG_FILE}`); // refuses a bad value before anything is written
+  // The dataset is read and checked before the first write, too.
+  const prepared = flags.dataset ? await importDataset.prepare(flags.dataset, cwd) : null;
+  const skill = flags.agentSkill ? await skillToInstall(repo, base) : null;
+
+  // Like `git switch -c`: the new branch starts at HEAD's commit, so the working tree already matches.
+  // Under index.lock from the first write to the checkout, so an index git-tune
+  // cannot update is refused before the branch exists.
+  await repo.withIndexLock(async () => {
+    const tip = await commitStep(
+      { repo, ref, parent: base, expected: null, tuning: name, onBranch: false },
+      {
+        step: { step: 'init', tuning: name, difficult: [] },
+        subject: `tune(${name}): init`,
+        body: `Start tuning ${name}.`,
+        changes: new Map([[`${dir}/${CONFIG_FILE}`, { content: text }], ...(skill && 'path' in skill ? [[skill.path, { content: skill.content }] as const] : [])]),
+      },
+      ctx,
+    );
+    await repo.setHeadRef(ref);
+    // Every file the init commit wrote: config.yaml, README.md, USAGE.md (and the skill file).
+    await repo.checkoutPaths(tip, await repo.changedPaths(tip));
+  });
+  let tuning = await loadTuning(repo, name);
+  if (prepared) {
+    await importDataset.apply(tuning, prepared, ctx);
+    tuning = await loadTuning(repo, name);
+  }
+  return { kind: 'created', repo, tuning, configPath: `${dir}/${CONFIG_FILE}`, skill };
+}

@@ -1,0 +1,53 @@
+import { Option, type Command, type OptionValues } from '@commander-js/extra-typings';
+import { DryRun } from '../app/dry-run.js';
+import { printJson, processIO, type CommandIO } from './io.js';
+import { renderDryRun } from './dry-run.js';
+
+/**
+ * How a command file plugs into the program: `register(program)` declares
+ * the command and its flags, `act(command, run)` attaches `run`. The
+ * arguments and options `run` takes are checked against the declared ones
+ * (commander's extra typings infer them from the flags), so a flag renamed or
+ * retyped fails the build. Command files import their use cases inside `run`
+ * (`await import(...)`): `--help` and `--version` load no command body, no
+ * git library, no zod.
+ */
+
+/**
+ * Set while `runCli` runs a command with an IO of its caller's (`git tune
+ * auto` and `demo` run steps in-process, quietly: their output goes to the
+ * caller's narration, not to this process's stdout).
+ */
+let nestedIO: (() => CommandIO) | null = null;
+
+export function currentNestedIO(): (() => CommandIO) | null {
+  return nestedIO;
+}
+
+export function setNestedIO(io: (() => CommandIO) | null): void {
+  nestedIO = io;
+}
+
+export function act<Args extends unknown[], Opts extends OptionValues, Globals extends OptionValues>(
+  command: Command<Args, Opts, Globals>,
+  run: (io: CommandIO, ...args: NoInfer<[...Args, ReturnType<Command<Args, Opts, Globals>['optsWithGlobals']>]>) => Promise<void>,
+): void {
+  command.action(async (...all) => {
+    // commander passes the arguments, then the options and the command: the arguments are the first ones.
+    const args = all.slice(0, command.registeredArguments.length) as Args;
+    const opts = { ...command.optsWithGlobals() };
+    const base = (nestedIO ?? processIO)();
+    const io: CommandIO = 'dryRun' in opts && opts.dryRun === true ? { ...base, dryRun: true } : base;
+    try {
+      await run(io, ...args, opts);
+    } catch (err) {
+      if (!(err instanceof DryRun)) throw err;
+      if ('json' in opts && opts.json === true) printJson(io, { dryRun: true, commits: err.commits, then: err.then });
+      else io.out(renderDryRun(err));
+    }
+  });
+}
+
+export const json = () => new Option('--json', 'print machine-readable JSON on stdout');
+export const tuningOpt = () => new Option('-t, --tuning <name>', 'the tuning to read (default: the checked-out tune/<name> branch)');
+export const dryRunOpt = () => new Option('--dry-run', 'print what it would commit, and write nothing');

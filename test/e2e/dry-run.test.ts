@@ -1,0 +1,257 @@
+import { existsSync, mkdirSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../src/cli/program.js';
+import type { CommandIO } from '../../src/cli/io.js';
+import { ROOT, TempRepo } from '../helpers/repo.js';
+
+/**
+ * `--dry-run` on every command that writes steps: the step writer is told to
+ * plan, so the command prints the commits it would write (subject, trailers,
+ * files) and exits 0, and nothing changes: refs (branch, run tags, logs ref),
+ * HEAD, index and working tree, as native git sees them. Where an outside
+ * process (runner, judge) would start before the commit is known, the dry
+ * run stops before it: the runner fixture counts its starts in a file.
+ *
+ * One tuning walked through the loop in this process (runCli, the sources),
+ * a dry run before each real step: few processes, so the suite stays fast.
+ */
+const RUNNER = path.join(ROOT, 'test/fixtures/runner.mjs');
+const CASES = [
+  { id: 'desk-hello', class: 'desk', input: 'Say hello to the customer', checks: [{ type: 'contains', value: 'politely' }] },
+  { id: 'billing-refund-03', class: 'billing', input: 'Can I get a refund after 40 days?', checks: [{ type: 'contains', value: '30 days' }] },
+  { id: 'tech-reset-02', class: 'tech', input: 'How do I reset my password?', checks: [{ type: 'contains', value: 'reset link' }] },
+];
+
+const cleanup: Array<() => void> = [];
+afterAll(() => {
+  for (const c of cleanup.splice(0)) c();
+});
+
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function tune(repo: TempRepo, args: string[], env: Record<string, string> = {}): Promise<Result> {
+  let stdout = '';
+  let stderr = '';
+  const io = (): CommandIO => ({
+    cwd: repo.dir, env: { ...process.env, ...repo.env, ...env }, now: new Date(), clock: () => new Date(), isTTY: false,
+    out: (text) => (stdout += text.endsWith('\n') ? text : `${text}\n`),
+    err: (text) => (stderr += text.endsWith('\n') ? text : `${text}\n`),
+  });
+  const code = await runCli(args, io);
+  return { code, stdout, stderr };
+}
+
+async function ok(repo: TempRepo, args: string[], env: Record<string, string> = {}): Promise<Result> {
+  const r = await tune(repo, args, env);
+  expect(r.code, `git tune ${args.join(' ')}\n${r.stderr}\n${r.stdout}`).toBe(0);
+  return r;
+}
+
+/** Everything a write could change, as native git reports it. */
+function snapshot(repo: TempRepo): string {
+  return [
+    repo.git('for-each-ref', '--format=%(refname) %(objectname)'),
+    repo.git('symbolic-ref', '-q', 'HEAD'),
+    repo.git('rev-parse', 'HEAD'),
+    repo.git('status', '--porcelain=v1', '--untracked-files=all'),
+    repo.git('diff'),
+    repo.git('diff', '--cached'),
+  ].join('\n---\n');
+}
+
+interface Plan {
+  dryRun: true;
+  commits: Array<{ subject: string; message: string; files: Array<{ path: string; deleted: boolean }>; tags: string[] }>;
+  then: string | null;
+}
+
+/** Runs `args --dry-run` twice (text, then --json): both exit 0 and leave the repository as it was. */
+async function dryRun(repo: TempRepo, args: string[], env: Record<string, string> = {}): Promise<{ text: string; plan: Plan }> {
+  const before = snapshot(repo);
+  const text = await ok(repo, [...args, '--dry-run'], env);
+  expect(snapshot(repo), `git tune ${args.join(' ')} --dry-run changed the repository`).toBe(before);
+  const json = await ok(repo, [...args, '--dry-run', '--json'], env);
+  expect(snapshot(repo)).toBe(before);
+  const plan = JSON.parse(json.stdout) as Plan;
+  expect(plan.dryRun).toBe(true);
+  return { text: text.stdout, plan };
+}
+
+const files = (plan: Plan, i = 0) => plan.commits[i]!.files.map((f) => f.path);
+
+describe('--dry-run: the commits a step would write, and nothing written', () => {
+  const repo = TempRepo.create({ 'agents/prompt.md': 'Answer politely.\n' });
+  cleanup.push(() => repo.cleanup());
+  const scratch = mkdtempSync(path.join(os.tmpdir(), 'git-tune-dry-'));
+  cleanup.push(() => rmSync(scratch, { recursive: true, force: true }));
+  // The runner fixture appends each case it starts here: a dry run starts none.
+  const starts = path.join(scratch, 'starts.txt');
+  const env = { TEST_INVOCATIONS: starts };
+  const noStarts = () => expect(existsSync(starts), 'a runner started').toBe(false);
+  const settle = () => {
+    if (existsSync(starts)) unlinkSync(starts);
+  };
+  repo.write({ 'cases.yaml': CASES.map((c) => `- ${JSON.stringify(c)}`).join('\n') + '\n' });
+  repo.git('add', 'cases.yaml');
+  repo.git('commit', '-q', '-m', 'the cases');
+
+  it('walks the loop, each step planned before it is taken', { timeout: 120_000 }, async () => {
+    const initArgs = ['init', 'desk', '--prose', 'agents/**/*.md', '--runner', `node ${RUNNER}`, '--dataset', 'cases.yaml'];
+
+    // init in a repository with history: the init commit, and no branch, hooks or files made.
+    const init = await dryRun(repo, initArgs);
+    expect(init.text).toContain('tune(desk): init');
+    expect(init.text).toContain('Tune-Step: init');
+    expect(files(init.plan)).toEqual(expect.arrayContaining(['.tune/desk/config.yaml', '.tune/desk/README.md']));
+    expect(init.plan.then).toContain('switch to tune/desk');
+    expect(init.plan.then).toContain('import cases.yaml');
+    expect(existsSync(repo.path('.git/hooks/post-commit'))).toBe(false);
+    await ok(repo, [...initArgs, '--no-hooks']);
+
+    // dataset import: the dataset commit of the changed file.
+    repo.write({ 'more.yaml': [...CASES, { id: 'desk-bye', class: 'desk', input: 'Say goodbye', checks: [] }].map((c) => `- ${JSON.stringify(c)}`).join('\n') + '\n' });
+    repo.git('add', 'more.yaml');
+    repo.git('commit', '-q', '-m', 'more cases');
+    const dataset = await dryRun(repo, ['dataset', 'import', 'more.yaml']);
+    expect(dataset.plan.commits[0]!.message).toContain('Tune-Step: dataset');
+
+    // config set: the settings commit.
+    const config = await dryRun(repo, ['config', 'set', 'maxBatch', '8']);
+    expect(config.plan.commits.map((c) => c.subject)).toEqual(['tune(desk): config maxBatch = 8']);
+    expect(files(config.plan)).toContain('.tune/desk/config.yaml');
+
+    // select and batch keep their own dry runs: the selection and the plan, printed.
+    const before = snapshot(repo);
+    expect((await ok(repo, ['select', '--dry-run'])).stdout).toContain('selection: 3 of 3 cases');
+    expect(snapshot(repo)).toBe(before);
+    await ok(repo, ['select']);
+    const batchBefore = snapshot(repo);
+    expect((await ok(repo, ['batch', '--dry-run'])).stdout).toMatch(/^batch 1: 3 new \+ 0 recheck/);
+    expect(snapshot(repo)).toBe(batchBefore);
+    await ok(repo, ['batch']);
+
+    // auto: every step it takes starts a runner, judge or editor, or follows one: it says the first and stops.
+    const auto = await dryRun(repo, ['auto'], env);
+    expect(auto.plan.commits).toEqual([]);
+    expect(auto.plan.then).toContain('git tune run');
+    noStarts();
+
+    // run: the run-start commit, then it stops before any runner starts.
+    const run = await dryRun(repo, ['run'], env);
+    expect(run.plan.commits[0]!.subject).toContain('start batch01-nomem-run1');
+    expect(run.plan.commits[0]!.message).toContain('Tune-Step: run-start');
+    expect(run.plan.then).toContain('start the runner');
+    noStarts();
+    await ok(repo, ['run'], env);
+    expect(existsSync(starts)).toBe(true);
+    settle();
+
+    // grade with a judge to run: stops before the judge starts.
+    const mark = path.join(scratch, 'judged.txt');
+    await ok(repo, ['config', 'set', 'judge.command', JSON.stringify(['node', '-e', `require('fs').writeFileSync(${JSON.stringify(mark)}, 'judged')`])]);
+    const judged = await dryRun(repo, ['grade', '--verdict', 'PROGRESS']);
+    expect(judged.plan.commits).toEqual([]);
+    expect(judged.plan.then).toContain('run the judge');
+    expect(existsSync(mark), 'the judge ran').toBe(false);
+    await ok(repo, ['config', 'set', 'judge', 'null']);
+
+    // grade: the grade commit with its findings.
+    await ok(repo, ['grade', '--draft']);
+    const grade = await dryRun(repo, ['grade']);
+    const gradeCommit = grade.plan.commits[grade.plan.commits.length - 1]!;
+    expect(gradeCommit.message).toContain('Tune-Step: grade');
+    expect(gradeCommit.files.map((f) => f.path)).toContain('.tune/desk/runs/batch01-nomem-run1/findings.md');
+    await ok(repo, ['grade']);
+
+    // difficult add: the list's commit.
+    const difficult = await dryRun(repo, ['difficult', 'add', 'tech-reset-02', '--why', 'wrong']);
+    expect(difficult.plan.commits[0]!.message).toContain('tech-reset-02');
+
+    // edit: the prose and changes.md, left uncommitted in the working tree.
+    repo.write({
+      'agents/prompt.md': 'Answer politely. Refunds within 30 days. Send a reset link.\n',
+      '.tune/desk/runs/batch01-nomem-run1/changes.md': '# Changes\n\nSay the refund window and the reset link.\n',
+    });
+    const edit = await dryRun(repo, ['edit']);
+    expect(edit.plan.commits[0]!.message).toContain('Tune-Step: edit');
+    expect(files(edit.plan)).toEqual(expect.arrayContaining(['agents/prompt.md', '.tune/desk/runs/batch01-nomem-run1/changes.md']));
+    await ok(repo, ['edit']);
+
+    // revert: the revert commit of the pending edit.
+    const revert = await dryRun(repo, ['revert']);
+    expect(revert.plan.commits).toHaveLength(1);
+    expect(files(revert.plan)).toContain('agents/prompt.md');
+    expect(revert.plan.commits[0]!.message).toContain('Tune-Step: revert');
+
+    // Second run (the edit fixes every case), graded PASSED: the candidate is next.
+    await ok(repo, ['run'], env);
+    settle();
+    await ok(repo, ['grade', '--draft']);
+    await ok(repo, ['grade']);
+    const next = JSON.parse((await ok(repo, ['next', '--json'])).stdout) as { kind: string };
+    expect(next.kind).toBe('candidate');
+
+    // memory candidate: the candidate commit.
+    const candidate = await dryRun(repo, ['memory', 'candidate']);
+    expect(candidate.plan.commits[0]!.message).toContain('Tune-Step: candidate');
+  });
+
+  it('final: the run-start commit of the final check, and no runner', { timeout: 60_000 }, async () => {
+    // Not due yet on this tuning (the with-memory half comes first): refused as the real one is.
+    const early = await tune(repo, ['final', '--dry-run']);
+    expect(early.code).toBe(3);
+    // A tuning whose every batch is behind it: the final check is due.
+    const done = TempRepo.create({ 'agents/prompt.md': 'Answer politely. Refunds within 30 days. Send a reset link.\n' });
+    cleanup.push(() => done.cleanup());
+    done.write({ 'cases.yaml': CASES.map((c) => `- ${JSON.stringify(c)}`).join('\n') + '\n' });
+    done.git('add', 'cases.yaml');
+    done.git('commit', '-q', '-m', 'the cases');
+    await ok(done, ['init', 'desk', '--prose', 'agents/**/*.md', '--runner', `node ${RUNNER}`, '--dataset', 'cases.yaml', '--no-hooks']);
+    await ok(done, ['select']);
+    // Every case right from the start: each run is graded PASSED.
+    let checkpoints = 0;
+    for (let i = 0; i < 12; i++) {
+      const step = JSON.parse((await ok(done, ['next', '--json'])).stdout) as { kind: string; command: string | null };
+      if (step.kind === 'final') break;
+      if (step.kind === 'checkpoint') {
+        const checkpoint = await dryRun(done, ['memory', 'checkpoint']);
+        expect(checkpoint.plan.commits[0]!.message).toContain('Tune-Step: checkpoint');
+        checkpoints++;
+      }
+      if (step.kind === 'grade') {
+        await ok(done, ['grade', '--draft']);
+        await ok(done, ['grade', '--verdict', 'PASSED']);
+      } else await ok(done, step.command!.split(' ').slice(2));
+    }
+    expect(checkpoints).toBe(1);
+    const final = await dryRun(done, ['final'], env);
+    expect(final.plan.commits[0]!.subject).toContain('final-check');
+    expect(final.plan.then).toContain('start the runner');
+    noStarts();
+  });
+
+  it('import: the planned history of the folder, and no branch', { timeout: 30_000 }, async () => {
+    const target = TempRepo.create({ 'agents/prompt.md': 'Answer politely.\n' });
+    cleanup.push(() => target.cleanup());
+    const folder = path.join(scratch, 'finetune');
+    const write = (file: string, value: unknown) => {
+      mkdirSync(path.dirname(path.join(folder, file)), { recursive: true });
+      writeFileSync(path.join(folder, file), `${JSON.stringify(value, null, 2)}\n`);
+    };
+    write('dataset.json', CASES.map(({ checks: _checks, ...c }) => c));
+    write('config.json', { minBatch: 3, maxBatch: 3, recheck: 1, seed: 1, maxRetries: 2, maxRuns: 2, prose: ['agents/**/*.md'], runner: 'node agent.js' });
+    write('selection.json', CASES.map((c) => c.id));
+    const plan = await dryRun(target, ['import', folder]);
+    const subjects = plan.plan.commits.map((c) => c.subject);
+    expect(subjects[0]).toBe('tune(finetune): init');
+    expect(plan.plan.commits.some((c) => c.message.includes('Tune-Step: select'))).toBe(true);
+    expect(plan.plan.then).toContain('create tune/finetune');
+    expect(target.git('for-each-ref', 'refs/heads/tune')).toBe('');
+  });
+});
