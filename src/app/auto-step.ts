@@ -24,7 +24,7 @@ import { buildCandidate, makeCheckpoint, type MemoryOutcome } from './memory.js'
 import { uncommittedProse } from './prose.js';
 import { readRunResults } from './results.js';
 import { revertEdits } from './revert.js';
-import { executeRun, type RunOutcome } from './run.js';
+import { runDue, type RunOutcome } from './run.js';
 import { computeSelection, writeSelection } from './select.js';
 import { loadTuning, readText, type Tuning } from './tuning.js';
 
@@ -157,7 +157,7 @@ async function finalStep(tuning: Tuning, ctx: StepContext): Promise<StepOutcome>
 
 async function runStep(tuning: Tuning, final: boolean, concurrency: number | undefined, ctx: StepContext): Promise<StepOutcome> {
   command(ctx, [final ? 'final' : 'run', ...(concurrency ? ['--concurrency', String(concurrency)] : [])]);
-  const outcome = await executeRun(tuning.repo.dir, tuning.name, { final, concurrency }, {
+  const outcome = await runDue(tuning, { final, concurrency }, {
     env: ctx.env, now: ctx.clock(), clock: ctx.clock, err: ctx.detail, isTTY: false,
     interrupted: ctx.interrupted, stop: ctx.stop, onCase: ctx.onCase,
   });

@@ -15,7 +15,7 @@ import { isFinalStep, performStep, type StepContext, type StepOutcome } from './
 import { CONFIG_FILE } from './config-file.js';
 import { nextFor } from './decide.js';
 import type { Usage } from './live.js';
-import { listTunings, loadTuning, readText, type Tuning } from './tuning.js';
+import { listTunings, loadTuning, readText, startTuning, type Tuning } from './tuning.js';
 
 /**
  * `git tune auto`: the loop unattended. It follows `git tune next` and no
@@ -106,7 +106,7 @@ function summary(step: NextStep): string {
 /** Drives one tuning (the checked-out one, or `name`) until next says it is done or something stops it. */
 export async function autoTuning(cwd: string, opts: AutoOptions, name?: string): Promise<AutoResult> {
   const repo = await openRepo(cwd);
-  let tuning = await loadTuning(repo, name);
+  let tuning = await startTuning(repo, name);
   const { session } = opts;
   const stop = stopFile(repo.gitdir, tuning.name);
   await fs.rm(stop, { force: true }); // a request left from an earlier auto is not for this one

@@ -23,7 +23,7 @@ import { findingsPath, judgePath, recordGrade, rightInBatch } from './grade.js';
 import { requireOnBranch } from './guards.js';
 import { judgeRun } from './judge.js';
 import { readRunResults } from './results.js';
-import { budgetLeft, executeRun, preflightRun, recordRun, requireNoUnconfirmedEdits, runCasePool, startRun, type RunContext } from './run.js';
+import { budgetLeft, preflightRun, recordRun, requireNoUnconfirmedEdits, runCasePool, runDue, startRun, type RunContext } from './run.js';
 import { loadTuning, openTuning, readText, type Tuning } from './tuning.js';
 
 /**
@@ -492,11 +492,11 @@ export async function reportOfRecorded(tuning: Tuning): Promise<FinalReport> {
  */
 export async function runAndRecordFinal(cwd: string, opts: { concurrency?: number; target?: string }, ctx: RunContext): Promise<FinalReport> {
   const opened = await openTuning(cwd);
-  return withToolLock(opened.repo.gitdir, opened.name, 'git tune final --ci --commit', () => runAndRecordFinalLocked(cwd, opts, ctx));
+  return withToolLock(opened.repo.gitdir, opened.name, 'git tune final --ci --commit', () => runAndRecordFinalLocked(opened, opts, ctx));
 }
 
-async function runAndRecordFinalLocked(cwd: string, opts: { concurrency?: number; target?: string }, ctx: RunContext): Promise<FinalReport> {
-  let tuning = await openTuning(cwd);
+async function runAndRecordFinalLocked(opened: Tuning, opts: { concurrency?: number; target?: string }, ctx: RunContext): Promise<FinalReport> {
+  let tuning = await loadTuning(opened.repo, opened.name);
   const last = tuning.state.final[tuning.state.final.length - 1];
   // A VOID final check said nothing: it runs again (a new run of the final check), as `git tune final` runs it.
   const voided = last !== undefined && isVoidRun(last);
@@ -504,7 +504,7 @@ async function runAndRecordFinalLocked(cwd: string, opts: { concurrency?: number
     throw historyError('final-recorded', `the final check is already recorded (${last.grade.verdict}); --commit would write a second one`, 'git tune final --ci   # without --commit: run it again and compare');
   }
   if (!last?.finished || voided) {
-    const outcome = await executeRun(cwd, undefined, { final: true, concurrency: opts.concurrency, target: opts.target }, ctx);
+    const outcome = await runDue(tuning, { final: true, concurrency: opts.concurrency, target: opts.target }, ctx);
     if (!outcome.finished) throw unfinished(outcome.stopped, 'git tune final --ci --commit');
     tuning = await loadTuning(tuning.repo, tuning.name);
   }

@@ -24,7 +24,7 @@ import { commitStep, targetOf } from './commit.js';
 import { nextFor } from './decide.js';
 import { requireOnBranch } from './guards.js';
 import { uncommittedProse } from './prose.js';
-import { loadTuning, openTuning, type Tuning } from './tuning.js';
+import { loadTuning, openTuning, reloadTuning, type Tuning } from './tuning.js';
 
 /**
  * `git tune run` / `git tune final`: run what is due, case by case, keep each
@@ -296,14 +296,18 @@ export async function startRun(tuning: Tuning, name: string, opts: { concurrency
 }
 
 export async function executeRun(cwd: string, tuningName: string | undefined, opts: RunOptions, ctx: RunContext): Promise<RunOutcome> {
-  const { repo, name } = await openTuning(cwd, tuningName);
-  // One command at a time runs a tuning's cases: the tool lock is held from the checks to the
-  // run commit, so a second `run` (or a `grade`, an `edit`…) is told who runs instead of racing it.
-  return withToolLock(repo.gitdir, name, opts.final ? 'git tune final' : 'git tune run', () => executeRunLocked(cwd, name, opts, ctx));
+  return runDue(await openTuning(cwd, tuningName), opts, ctx);
 }
 
-async function executeRunLocked(cwd: string, tuningName: string, opts: RunOptions, ctx: RunContext): Promise<RunOutcome> {
-  let tuning = await openTuning(cwd, tuningName);
+/** The run that is due of a tuning already opened (by a command that runs it among other steps: auto, final --ci). */
+export async function runDue(opened: Tuning, opts: RunOptions, ctx: RunContext): Promise<RunOutcome> {
+  // One command at a time runs a tuning's cases: the tool lock is held from the checks to the
+  // run commit, so a second `run` (or a `grade`, an `edit`…) is told who runs instead of racing it.
+  return withToolLock(opened.repo.gitdir, opened.name, opts.final ? 'git tune final' : 'git tune run', () => runDueLocked(opened, opts, ctx));
+}
+
+async function runDueLocked(opened: Tuning, opts: RunOptions, ctx: RunContext): Promise<RunOutcome> {
+  let tuning = await reloadTuning(opened); // read again under the lock
   requireOnBranch(tuning);
   if (!tuning.config?.runner) throw usageError('no-runner', 'no runner is configured', `git tune config set runner.command 'node agent.js'`);
   resolveCommand(tuning.config.runner); // an unknown preset fails first, as before any other check

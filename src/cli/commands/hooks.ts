@@ -1,6 +1,6 @@
 import { clearHookState, installHooks, messageHook, prePushRefspecs, pushAlong, tuningOnHead, uninstallHooks, type HooksOutcome } from '../../app/hooks.js';
 import { nextFor } from '../../app/decide.js';
-import { loadTuning } from '../../app/tuning.js';
+import { startTuning } from '../../app/tuning.js';
 import { openRepo } from '../../git/open.js';
 import { printJson, type CommandIO } from '../io.js';
 import { renderNext } from './next.js';
@@ -48,7 +48,7 @@ export async function hook(io: CommandIO, name: string, args: string[], _opts: u
   const stdin = name === 'pre-push' ? await readStdin() : '';
   try {
     const repo = await openRepo(io.cwd);
-    const load = (tuning: string) => loadTuning(repo, tuning);
+    const load = (tuning: string) => startTuning(repo, tuning);
     switch (name) {
       case 'prepare-commit-msg':
       case 'commit-msg': {
