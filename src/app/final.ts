@@ -9,6 +9,7 @@ import { stuckEntries, viewDifficult } from '../core/difficult.js';
 import { draftFindings } from '../core/findings.js';
 import { isVoidRun } from '../core/fold.js';
 import { branchName, FINAL_RUN, tagName, tagRef } from '../core/names.js';
+import { budgetRefusal } from '../core/run-due.js';
 import {
   bestReceipt, formatShard, groupByTarget, mergeInSelectionOrder, selectionHash, shardCases, shardFolder, shardSetProblems,
   WHOLE, type Receipt, type Shard,
@@ -22,8 +23,9 @@ import { nextFor } from './decide.js';
 import { findingsPath, judgePath, recordGrade, rightInBatch } from './grade.js';
 import { requireOnBranch } from './guards.js';
 import { judgeRun } from './judge.js';
+import { refusalError } from './refuse.js';
 import { readRunResults } from './results.js';
-import { budgetLeft, preflightRun, recordRun, requireNoUnconfirmedEdits, runCasePool, runDue, startRun, type RunContext } from './run.js';
+import { preflightRun, recordRun, requireNoUnconfirmedEdits, runCasePool, runDue, startRun, type RunContext } from './run.js';
 import { loadTuning, openTuning, readText, type Tuning } from './tuning.js';
 
 /**
@@ -121,13 +123,8 @@ export async function runResultSet(
   const stored = await store.load(ids);
   const usedBefore = [...stored.values()].reduce(
     (acc, s) => ({ tokens: acc.tokens + s.result.tokens, costUsd: acc.costUsd + s.result.costUsd }), { ...tuning.state.usage });
-  const spent = budgetLeft(tuning, usedBefore);
-  if (spent) {
-    throw new TuneError('budget-spent', `the final check cannot start: ${spent}`, {
-      exitCode: EXIT.history,
-      hint: config.budget.maxCostUsd !== null ? `git tune config set budget.maxCostUsd ${Number((config.budget.maxCostUsd * 2).toFixed(2))}` : `git tune config set budget.maxTokens ${(config.budget.maxTokens ?? 0) * 2}`,
-    });
-  }
+  const spent = budgetRefusal('the final check', config.budget, usedBefore);
+  if (spent) throw refusalError(spent);
   const startedAt = ctx.clock().toISOString();
   const todo = ids.filter((id) => !stored.has(id)).map((id) => dataset.get(id)!);
   const { stopped } = await runCasePool(tuning, { name: FINAL_RUN, cases: todo, preflight, store, stored, usedBefore, total: ids.length }, ctx);

@@ -4,11 +4,11 @@ import { promises as fs } from 'node:fs';
 import type { CommandSpec, Config } from '../contracts/config.js';
 import type { Case } from '../contracts/dataset.js';
 import type { CaseResult, MemoryWrite, RunMeta } from '../contracts/result.js';
-import { batchCases, batchNumbered, type RunState } from '../core/fold.js';
-import { editFate } from '../core/edits.js';
-import { FINAL_RUN, finalRunName, isFinalRun, parseRunName, tagName, tagRef } from '../core/names.js';
-import { unconfirmedEdits, type NextStep } from '../core/next.js';
-import { EXIT, historyError, TuneError, usageError } from '../errors.js';
+import { batchCases, batchNumbered } from '../core/fold.js';
+import { parseRunName, tagName, tagRef } from '../core/names.js';
+import type { NextStep } from '../core/next.js';
+import { budgetLeft, budgetRefusal, dueRun, spentBeforeRun, unconfirmedEditsRefusal, type DueRun } from '../core/run-due.js';
+import { historyError, usageError } from '../errors.js';
 import type { Env } from '../git/identity.js';
 import { withToolLock } from '../git/lock-owner.js';
 import { runCase } from '../run/case.js';
@@ -23,6 +23,7 @@ import { RunStore, type StoredCase } from '../run/store.js';
 import { commitStep, targetOf } from './commit.js';
 import { nextFor } from './decide.js';
 import { requireOnBranch } from './guards.js';
+import { orRefuse, refusalError } from './refuse.js';
 import { uncommittedProse } from './prose.js';
 import { loadTuning, openTuning, reloadTuning, type Tuning } from './tuning.js';
 
@@ -59,41 +60,15 @@ export interface RunOutcome {
   commit: string | null;
 }
 
-const RUN_KINDS = new Set(['run', 'resume', 'confirm', 'mem-run', 'void-rerun']);
-
-/** Which run `git tune run` (or `final`) starts or resumes now, from `next`. */
-export function dueRun(tuning: Tuning, step: NextStep, final: boolean): { name: string; resume: boolean } {
-  const state = tuning.state;
-  if (final) {
-    const last = state.final[state.final.length - 1];
-    if (last && !last.finished) return { name: last.name, resume: true };
-    if (step.kind === 'final') {
-      requireNoUnconfirmedEdits(tuning, step);
-      return { name: FINAL_RUN, resume: false };
-    }
-    // A VOID final check says nothing: it runs again, as a new run of the final check (at the lower concurrency next gives).
-    if (last && step.kind === 'void-rerun') return { name: finalRunName(state.final.length + 1), resume: false };
-    throw historyError('final-not-due', `the final check is not due: ${step.message}`, step.command ?? undefined);
-  }
-  if (!RUN_KINDS.has(step.kind) || step.run === null || isFinalRun(step.run)) {
-    throw historyError('run-not-due', `no run is due: ${step.message}`, step.command ?? undefined);
-  }
-  if (step.kind === 'resume') return { name: step.run, resume: true };
-  if (step.kind === 'void-rerun') {
-    const id = parseRunName(step.run);
-    if (id?.kind !== 'batch') throw historyError('run-not-due', step.message);
-    const numbers = batchNumbered(state, id.batch)!.runs.filter((r) => r.half === id.half).map((r) => r.number);
-    return { name: `batch${String(id.batch).padStart(2, '0')}-${id.half}-run${Math.max(...numbers) + 1}`, resume: false };
-  }
-  return { name: step.run, resume: false };
+/** Which run `git tune run` (or `final`) starts or resumes now, from `next` (src/core/run-due.ts). */
+export function dueRunOf(tuning: Tuning, step: NextStep, final: boolean): DueRun {
+  return orRefuse(dueRun(tuning.state, step, final));
 }
 
 /** At `done` no edit is unconfirmed: one no run will confirm is reverted (or kept) before the final check is recorded. */
 export function requireNoUnconfirmedEdits(tuning: Tuning, step: NextStep): void {
-  const standing = unconfirmedEdits(tuning.state);
-  if (standing.length === 0) return;
-  throw historyError('unconfirmed-edits', `the final check does not start while edits stand unconfirmed: ${standing.map((e) => `${e.oid.slice(0, 7)} (${editFate(e)})`).join(', ')}`,
-    `${step.command ?? 'git tune next'}   # or keep one on purpose: git tune grade --keep <commit> --why "…"`);
+  const refused = unconfirmedEditsRefusal(tuning.state, step);
+  if (refused) throw refusalError(refused);
 }
 
 function casesOf(tuning: Tuning, name: string): string[] {
@@ -117,13 +92,6 @@ export async function memoryFor(tuning: Tuning, name: string): Promise<MemoryFil
     if (content) out.push({ path: f.path.slice(dir.length + 1), content });
   }
   return out;
-}
-
-export function budgetLeft(tuning: Tuning, spent: { tokens: number; costUsd: number }): string | null {
-  const { maxCostUsd, maxTokens } = tuning.config!.budget;
-  if (maxCostUsd !== null && spent.costUsd >= maxCostUsd) return `budget spent: $${spent.costUsd.toFixed(4)} of $${maxCostUsd}`;
-  if (maxTokens !== null && spent.tokens >= maxTokens) return `budget spent: ${spent.tokens} of ${maxTokens} tokens`;
-  return null;
 }
 
 function voidReason(results: readonly CaseResult[]): string | null {
@@ -211,7 +179,7 @@ export async function runCasePool(tuning: Tuning, pool: CasePool, ctx: RunContex
       }
       await store.save(outcome.result, outcome.writes, outcome.rawResult);
       stored.set(item.id, { result: outcome.result, writes: outcome.writes, rawResult: outcome.rawResult });
-      stopped ??= budgetLeft(tuning, running);
+      stopped ??= budgetLeft(config.budget, running);
     }, () => stopped !== null || ctx.interrupted.value || (ctx.stop?.() ?? false));
   } finally {
     progress.done();
@@ -312,7 +280,7 @@ async function runDueLocked(opened: Tuning, opts: RunOptions, ctx: RunContext): 
   if (!tuning.config?.runner) throw usageError('no-runner', 'no runner is configured', `git tune config set runner.command 'node agent.js'`);
   resolveCommand(tuning.config.runner); // an unknown preset fails first, as before any other check
   const step = nextFor(tuning);
-  const { name, resume } = dueRun(tuning, step, opts.final);
+  const { name, resume } = dueRunOf(tuning, step, opts.final);
   if (await tuning.repo.resolveRef(tagRef(tuning.name, name))) {
     // Refused before any case runs: the run commit could not be tagged.
     throw usageError('tag-exists', `tag ${tagName(tuning.name, name)} already exists`, `git tag -d ${tagName(tuning.name, name)}   # only if it is left over from another repository`);
@@ -321,19 +289,10 @@ async function runDueLocked(opened: Tuning, opts: RunOptions, ctx: RunContext): 
   const { config, concurrency, ids, dataset } = preflight;
   const store = new RunStore(tuning.repo.gitdir, tuning.name, name);
   const stored = await store.load(ids);
-  const partial = [...stored.values()].reduce((acc, s) => ({ tokens: acc.tokens + s.result.tokens, costUsd: acc.costUsd + s.result.costUsd }), { tokens: 0, costUsd: 0 });
-  const runState: RunState | undefined = tuning.state.runs.get(name);
-  const usedBefore = {
-    tokens: tuning.state.usage.tokens - (runState?.tokens ?? 0) + partial.tokens,
-    costUsd: tuning.state.usage.costUsd - (runState?.costUsd ?? 0) + partial.costUsd,
-  };
-  const spent = budgetLeft(tuning, usedBefore);
-  if (spent) {
-    throw new TuneError('budget-spent', `${name} cannot start: ${spent}`, {
-      exitCode: EXIT.history,
-      hint: config.budget.maxCostUsd !== null ? `git tune config set budget.maxCostUsd ${Number((config.budget.maxCostUsd * 2).toFixed(2))}` : `git tune config set budget.maxTokens ${(config.budget.maxTokens ?? 0) * 2}`,
-    });
-  }
+  const kept = [...stored.values()].reduce((acc, s) => ({ tokens: acc.tokens + s.result.tokens, costUsd: acc.costUsd + s.result.costUsd }), { tokens: 0, costUsd: 0 });
+  const usedBefore = spentBeforeRun(tuning.state, name, kept);
+  const spent = budgetRefusal(name, config.budget, usedBefore);
+  if (spent) throw refusalError(spent);
 
   const startedAt = ctx.clock().toISOString();
   tuning = await startRun(tuning, name, { concurrency, resume, toRun: ids.length - stored.size, total: ids.length }, ctx);
