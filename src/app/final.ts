@@ -23,7 +23,7 @@ import { nextFor } from './decide.js';
 import { findingsPath, judgePath, recordGrade, rightInBatch } from './grade.js';
 import { requireOnBranch } from './guards.js';
 import { judgeRun } from './judge.js';
-import { refusalError } from './refuse.js';
+import { refuseIf } from './refuse.js';
 import { readRunResults } from './results.js';
 import { preflightRun, recordRun, requireNoUnconfirmedEdits, runCasePool, runDue, startRun, type RunContext } from './run.js';
 import { loadTuning, openTuning, readText, type Tuning } from './tuning.js';
@@ -123,8 +123,7 @@ export async function runResultSet(
   const stored = await store.load(ids);
   const usedBefore = [...stored.values()].reduce(
     (acc, s) => ({ tokens: acc.tokens + s.result.tokens, costUsd: acc.costUsd + s.result.costUsd }), { ...tuning.state.usage });
-  const spent = budgetRefusal('the final check', config.budget, usedBefore);
-  if (spent) throw refusalError(spent);
+  refuseIf(budgetRefusal('the final check', config.budget, usedBefore));
   const startedAt = ctx.clock().toISOString();
   const todo = ids.filter((id) => !stored.has(id)).map((id) => dataset.get(id)!);
   const { stopped } = await runCasePool(tuning, { name: FINAL_RUN, cases: todo, preflight, store, stored, usedBefore, total: ids.length }, ctx);

@@ -11,3 +11,8 @@ export function orRefuse<T>(decision: T | Refusal): T {
   if (isRefusal(decision)) throw refusalError(decision);
   return decision;
 }
+
+/** Throws the refusal, when there is one. */
+export function refuseIf(refused: Refusal | null): void {
+  if (refused) throw refusalError(refused);
+}

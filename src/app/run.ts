@@ -23,7 +23,7 @@ import { RunStore, type StoredCase } from '../run/store.js';
 import { commitStep, targetOf } from './commit.js';
 import { nextFor } from './decide.js';
 import { requireOnBranch } from './guards.js';
-import { orRefuse, refusalError } from './refuse.js';
+import { orRefuse, refuseIf } from './refuse.js';
 import { uncommittedProse } from './prose.js';
 import { loadTuning, openTuning, reloadTuning, type Tuning } from './tuning.js';
 
@@ -67,8 +67,7 @@ export function dueRunOf(tuning: Tuning, step: NextStep, final: boolean): DueRun
 
 /** At `done` no edit is unconfirmed: one no run will confirm is reverted (or kept) before the final check is recorded. */
 export function requireNoUnconfirmedEdits(tuning: Tuning, step: NextStep): void {
-  const refused = unconfirmedEditsRefusal(tuning.state, step);
-  if (refused) throw refusalError(refused);
+  refuseIf(unconfirmedEditsRefusal(tuning.state, step));
 }
 
 function casesOf(tuning: Tuning, name: string): string[] {
@@ -291,8 +290,7 @@ async function runDueLocked(opened: Tuning, opts: RunOptions, ctx: RunContext): 
   const stored = await store.load(ids);
   const kept = [...stored.values()].reduce((acc, s) => ({ tokens: acc.tokens + s.result.tokens, costUsd: acc.costUsd + s.result.costUsd }), { tokens: 0, costUsd: 0 });
   const usedBefore = spentBeforeRun(tuning.state, name, kept);
-  const spent = budgetRefusal(name, config.budget, usedBefore);
-  if (spent) throw refusalError(spent);
+  refuseIf(budgetRefusal(name, config.budget, usedBefore));
 
   const startedAt = ctx.clock().toISOString();
   tuning = await startRun(tuning, name, { concurrency, resume, toRun: ids.length - stored.size, total: ids.length }, ctx);
