@@ -1,8 +1,7 @@
 import { DIFFICULT_REASONS, difficultFileSchema, type DifficultFile, type DifficultReason } from '../contracts/files.js';
 import { viewDifficult, type DifficultStatus } from '../core/difficult.js';
-import { parseDifficultLines, type DifficultLines } from '../core/difficult-lines.js';
+import { checkDifficultChanges, parseDifficultLines, type DifficultLines } from '../core/difficult-lines.js';
 import { foldHistory, type TuningState } from '../core/fold.js';
-import { isValidCaseId } from '../core/names.js';
 import { formatStep, type DifficultChange } from '../core/steps.js';
 import { usageError } from '../errors.js';
 import { commitStep, targetOf, type WriteContext } from './commit.js';
@@ -125,8 +124,6 @@ export async function listDifficult(tuning: Tuning): Promise<DifficultListing> {
   };
 }
 
-const formatChange = (c: DifficultChange) => (c.op === 'add' ? `add ${c.id} ${c.reason}` : `fix ${c.id}`);
-
 export interface DifficultPlan {
   /** The changes that move the fold (a same-reason `add` that only brings a note is dropped). */
   changes: DifficultChange[];
@@ -149,44 +146,8 @@ export async function planDifficult(
   const dataset = new Set((await tuning.loadDataset()).map((c) => c.id));
   const file = await readDifficultFile(tuning);
   const problems = [...file.problems.map((p) => `${p}: fix or delete the file first`)];
-  // The list as the fold leaves it: the latest entry of each id.
-  const list = new Map(tuning.state.difficult.map((e) => [e.id, { reason: e.reason as string, fixed: e.fixed }]));
-  const moving: DifficultChange[] = [];
-  for (const change of changes) {
-    const line = formatChange(change);
-    if (!dataset.has(change.id)) {
-      problems.push(`${line}: ${change.id} is not a case of the dataset${isValidCaseId(change.id) ? '' : ' (not even a valid case id)'}`);
-      continue;
-    }
-    const entry = list.get(change.id);
-    if (change.op === 'add') {
-      if (!(DIFFICULT_REASONS as readonly string[]).includes(change.reason)) {
-        problems.push(`${line}: the reason must be one of ${DIFFICULT_REASONS.join(', ')}`);
-        continue;
-      }
-      if (entry && !entry.fixed && entry.reason === change.reason) {
-        if ((notes.get(change.id) ?? []).length === 0) {
-          problems.push(`${line}: ${change.id} is already on the difficult list with reason ${change.reason}: nothing to change (drop the line, or give another reason)`);
-        }
-        continue;
-      }
-      list.set(change.id, { reason: change.reason, fixed: false });
-    } else {
-      if (!entry) {
-        problems.push(`${line}: ${change.id} is not on the difficult list`);
-        continue;
-      }
-      if (entry.fixed) {
-        problems.push(`${line}: ${change.id} is already fixed: nothing to change (drop the line)`);
-        continue;
-      }
-      entry.fixed = true;
-    }
-    moving.push(change);
-  }
-  for (const [id, texts] of notes) {
-    if (texts.length > 0 && !list.has(id)) problems.push(`note for ${id}: ${id} is not on the difficult list (add it first: add ${id} <reason>)`);
-  }
+  const { moving, problems: ruled } = checkDifficultChanges(tuning.state.difficult, dataset, changes, notes);
+  problems.push(...ruled);
 
   const message = formatStep({ step: 'difficult', tuning: tuning.name, difficult: moving }, 'planned');
   const state = foldHistory(tuning.name, [...tuning.commits, { oid: '0'.repeat(40), message }], tuning.selection?.ids ?? []);

@@ -1,10 +1,12 @@
 import { DIFFICULT_REASONS, type DifficultReason } from '../contracts/values.js';
+import type { DifficultEntry } from './fold.js';
 import { isValidCaseId } from './names.js';
 import type { DifficultChange } from './steps.js';
 
 /**
- * The `## Difficult` lines of a findings file, which `git tune grade`
- * applies in its own commit (the rules they follow: src/app/difficult.ts).
+ * Changes to the difficult list: the rules each one follows (the decisions
+ * are listed in src/app/difficult.ts), and the `## Difficult` lines of a
+ * findings file, which `git tune grade` applies in its own commit.
  */
 export interface DifficultLines {
   changes: DifficultChange[];
@@ -85,3 +87,59 @@ export function parseDifficultLines(markdown: string): DifficultLines {
   return { changes, problems, notes };
 }
 
+
+const formatChange = (c: DifficultChange) => (c.op === 'add' ? `add ${c.id} ${c.reason}` : `fix ${c.id}`);
+
+/**
+ * Checks `changes` in order, each against the list as the ones before it
+ * left it (`list`: the fold's entries), and `notes`: the changes that move
+ * the list (a same-reason `add` that only brings a note is dropped), and
+ * every problem, named by its line. Never throws.
+ */
+export function checkDifficultChanges(
+  list: readonly DifficultEntry[],
+  dataset: ReadonlySet<string>,
+  changes: readonly DifficultChange[],
+  notes: ReadonlyMap<string, readonly string[]>,
+): { moving: DifficultChange[]; problems: string[] } {
+  // The list as the fold leaves it: the latest entry of each id.
+  const latest = new Map(list.map((e) => [e.id, { reason: e.reason as string, fixed: e.fixed }]));
+  const problems: string[] = [];
+  const moving: DifficultChange[] = [];
+  for (const change of changes) {
+    const line = formatChange(change);
+    if (!dataset.has(change.id)) {
+      problems.push(`${line}: ${change.id} is not a case of the dataset${isValidCaseId(change.id) ? '' : ' (not even a valid case id)'}`);
+      continue;
+    }
+    const entry = latest.get(change.id);
+    if (change.op === 'add') {
+      if (!(DIFFICULT_REASONS as readonly string[]).includes(change.reason)) {
+        problems.push(`${line}: the reason must be one of ${DIFFICULT_REASONS.join(', ')}`);
+        continue;
+      }
+      if (entry && !entry.fixed && entry.reason === change.reason) {
+        if ((notes.get(change.id) ?? []).length === 0) {
+          problems.push(`${line}: ${change.id} is already on the difficult list with reason ${change.reason}: nothing to change (drop the line, or give another reason)`);
+        }
+        continue;
+      }
+      latest.set(change.id, { reason: change.reason, fixed: false });
+    } else {
+      if (!entry) {
+        problems.push(`${line}: ${change.id} is not on the difficult list`);
+        continue;
+      }
+      if (entry.fixed) {
+        problems.push(`${line}: ${change.id} is already fixed: nothing to change (drop the line)`);
+        continue;
+      }
+      entry.fixed = true;
+    }
+    moving.push(change);
+  }
+  for (const [id, texts] of notes) {
+    if (texts.length > 0 && !latest.has(id)) problems.push(`note for ${id}: ${id} is not on the difficult list (add it first: add ${id} <reason>)`);
+  }
+  return { moving, problems };
+}
