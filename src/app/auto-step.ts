@@ -5,10 +5,10 @@ import type { DifficultReason } from '../contracts/files.js';
 import type { CaseResult } from '../contracts/result.js';
 import { shellQuote } from '../core/argv.js';
 import { viewDifficult } from '../core/difficult.js';
-import { isJudgeOutput, mergeProposals } from '../core/findings.js';
+import { mergeProposals } from '../core/findings.js';
 import { batchNumbered, type RunState } from '../core/fold.js';
+import { caseOnlyCases, passedRefusalFix, shortCases, type ShortCase } from '../core/half-end.js';
 import { VOID_FLOOR, type NextStep } from '../core/next.js';
-import { median } from '../core/report.js';
 import { passedRuleBreaks, type RuleBreak } from '../core/rules.js';
 import { EXIT, TuneError } from '../errors.js';
 import type { Env } from '../git/identity.js';
@@ -24,7 +24,7 @@ import { buildCandidate, makeCheckpoint, type MemoryOutcome } from './memory.js'
 import { uncommittedProse } from './prose.js';
 import { readRunResults } from './results.js';
 import { revertEdits } from './revert.js';
-import { executeRun, type RunOutcome } from './run.js';
+import { runDue, type RunOutcome } from './run.js';
 import { computeSelection, writeSelection } from './select.js';
 import { loadTuning, readText, type Tuning } from './tuning.js';
 
@@ -157,7 +157,7 @@ async function finalStep(tuning: Tuning, ctx: StepContext): Promise<StepOutcome>
 
 async function runStep(tuning: Tuning, final: boolean, concurrency: number | undefined, ctx: StepContext): Promise<StepOutcome> {
   command(ctx, [final ? 'final' : 'run', ...(concurrency ? ['--concurrency', String(concurrency)] : [])]);
-  const outcome = await executeRun(tuning.repo.dir, tuning.name, { final, concurrency }, {
+  const outcome = await runDue(tuning, { final, concurrency }, {
     env: ctx.env, now: ctx.clock(), clock: ctx.clock, err: ctx.detail, isTTY: false,
     interrupted: ctx.interrupted, stop: ctx.stop, onCase: ctx.onCase,
   });
@@ -192,14 +192,6 @@ async function judgeOf(tuning: Tuning, run: string, fromWorktree: boolean): Prom
 /** Cases on the difficult list and not fixed. */
 function notFixed(tuning: Tuning): Set<string> {
   return new Set(viewDifficult(tuning.state, tuning.config!.maxRetries).filter((e) => e.status !== 'fixed').map((e) => e.id));
-}
-
-/** Of the wrong cases, those the judge says are at fault themselves (`caseOnly`) and not yet on the difficult list. */
-function caseOnlyCases(wrong: readonly string[], judge: JudgeFile, listed: ReadonlySet<string>): string[] {
-  return wrong.filter((id) => {
-    const j = judge[id];
-    return isJudgeOutput(j) && j.caseOnly && !listed.has(id);
-  });
 }
 
 const CASE_ONLY_NOTE = 'the judge says the fault is in the case (caseOnly): another edit would learn nothing';
@@ -269,22 +261,14 @@ async function gradeStep(tuning: Tuning, step: NextStep, ctx: StepContext): Prom
 
 /**
  * A PASSED the rules refuse (SPEC 3.4), made right where the fix is the
- * tool's to make: unconfirmed and pending edits reverted, wrong cases put on
- * the difficult list; then PASSED recorded. Any other rule needs a person.
+ * tool's to make (src/core/half-end.ts): unconfirmed and pending edits
+ * reverted, wrong cases put on the difficult list; then PASSED recorded.
+ * Any other rule needs a person.
  */
-/** Rules a revert of the half's unconfirmed and pending edits makes right: at `maxRuns` (b), and before it (b'). */
-const REVERTS = new Set<string>(['unreverted', 'unsettled']);
-
 async function resolveRefusal(tuning: Tuning, run: RunState, breaks: readonly RuleBreak[], wrong: readonly string[], ctx: StepContext): Promise<StepOutcome> {
-  const person = breaks.filter((b) => !REVERTS.has(b.rule) && b.rule !== 'wrong-not-difficult');
-  if (person.length > 0) {
-    return {
-      kind: 'stuck',
-      reason: `PASSED of ${run.name} is refused and a person must decide: ${person.map((b) => b.message).join('; ')}`,
-      command: `${breaks.map((b) => b.fix).join(' && ')} && git tune grade --verdict PASSED --run ${run.name}`,
-    };
-  }
-  if (breaks.some((b) => REVERTS.has(b.rule))) tuning = await revert(tuning, ctx);
+  const fix = passedRefusalFix(run, breaks);
+  if (fix.kind === 'person') return { kind: 'stuck', reason: fix.reason, command: fix.command };
+  if (fix.revert) tuning = await revert(tuning, ctx);
   const listed = notFixed(tuning);
   for (const id of wrong) if (!listed.has(id)) tuning = await addDifficult(tuning, id, 'wrong', `still wrong when ${run.name} passed`, ctx);
   await record(tuning, run.name, 'PASSED', ctx);
@@ -381,43 +365,14 @@ async function noteChanges(tuning: Tuning, run: RunState, undone: readonly strin
   await fs.writeFile(file, text);
 }
 
-/**
- * What is still short in a run whose half ends without passing, with the
- * matching reason (SPEC 3.6): wrong cases (`memory` when right without
- * memory), and, with every answer right, the cases behind the shortfall: saved
- * twice or not cheaper with memory (`memory`), more than 2x the median llm
- * calls without memory (`costly`).
- */
-async function shortOf(tuning: Tuning, run: RunState): Promise<Array<{ id: string; reason: DifficultReason; note: string }>> {
+/** What is still short in a run whose half ends without passing (src/core/half-end.ts), from its results and the passing no-memory run's. */
+async function shortOf(tuning: Tuning, run: RunState): Promise<ShortCase[]> {
   const { results } = await readRunResults(tuning, run.name);
   const batch = batchNumbered(tuning.state, run.batch);
   const passing = run.half === 'mem'
     ? [...(batch?.runs ?? [])].reverse().find((r) => r.half === 'nomem' && r.grade?.verdict === 'PASSED') ?? null
     : null;
-  const without = passing ? new Map((await readRunResults(tuning, passing.name)).results.map((r) => [r.id, r])) : new Map<string, CaseResult>();
-  const out: Array<{ id: string; reason: DifficultReason; note: string }> = [];
-  for (const id of run.grade!.wrong) {
-    const memory = passing !== null && !passing.grade!.wrong.includes(id);
-    out.push({ id, reason: memory ? 'memory' : 'wrong', note: memory ? `right without memory (${passing!.name}), wrong with it` : `still wrong after ${run.name}` });
-  }
-  const sum = (rs: Iterable<CaseResult>) => [...rs].reduce((n, r) => n + r.tokens, 0);
-  if (run.half === 'mem') {
-    for (const r of results) {
-      if (r.memoryWrites.savedTwice > 0) out.push({ id: r.id, reason: 'memory', note: `saved ${r.memoryWrites.savedTwice} fact(s) twice in ${run.name}` });
-    }
-    // Saving too little (SPEC 3.4: not above the passing no-memory run's tokens, 10% noise allowed): the cases no cheaper with memory.
-    if (passing && sum(results) > sum(without.values()) * 1.1) {
-      for (const r of results) {
-        const before = without.get(r.id);
-        if (before && r.tokens >= before.tokens) out.push({ id: r.id, reason: 'memory', note: `no cheaper with memory in ${run.name}: ${r.tokens} tokens, ${before.tokens} without (${passing.name})` });
-      }
-    }
-  } else {
-    const calls = median(results.map((r) => r.llmCalls));
-    for (const r of results) if (calls > 0 && r.llmCalls > 2 * calls) out.push({ id: r.id, reason: 'costly', note: `${r.llmCalls} llm calls in ${run.name}, more than 2x the median (${calls})` });
-  }
-  // One entry a case, the worst reason first (the order the list sorts by).
-  return out.filter((s, i) => out.findIndex((o) => o.id === s.id) === i);
+  return shortCases(run, results, passing ? { run: passing, results: (await readRunResults(tuning, passing.name)).results } : null);
 }
 
 /**

@@ -13,7 +13,7 @@ import type { CaseEvent } from '../run/progress.js';
 import { isFinalStep, performStep, type StepContext, type StepOutcome } from './auto-step.js';
 import { CONFIG_FILE } from './config-file.js';
 import { nextFor } from './decide.js';
-import { listTunings, loadTuning, readText, type Tuning } from './tuning.js';
+import { listTunings, loadTuning, readText, startTuning, type Tuning } from './tuning.js';
 
 /** Tokens and dollars spent (what the live view in src/cli/live.ts shows). */
 export interface Usage {
@@ -110,7 +110,7 @@ function summary(step: NextStep): string {
 /** Drives one tuning (the checked-out one, or `name`) until next says it is done or something stops it. */
 export async function autoTuning(cwd: string, opts: AutoOptions, name?: string): Promise<AutoResult> {
   const repo = await openRepo(cwd);
-  let tuning = await loadTuning(repo, name);
+  let tuning = await startTuning(repo, name);
   const { session } = opts;
   const stop = stopFile(repo.gitdir, tuning.name);
   await fs.rm(stop, { force: true }); // a request left from an earlier auto is not for this one

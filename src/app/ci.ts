@@ -6,7 +6,7 @@ import type { Env } from '../git/identity.js';
 import { openRepo } from '../git/open.js';
 import { logsRef } from '../run/logs.js';
 import type { FinalReport } from './final.js';
-import { loadTuning, type Tuning } from './tuning.js';
+import { startTuning, type Tuning } from './tuning.js';
 import { packageVersion } from './version.js';
 
 /**
@@ -32,7 +32,7 @@ export async function openCompleteTuning(cwd: string, env: Env): Promise<Tuning>
       `git fetch --unshallow origin '+refs/tune-logs/*:refs/tune-logs/*' 'refs/tags/tune/*:refs/tags/tune/*'`,
       [`in GitHub Actions: give actions/checkout \`fetch-depth: 0\`, then fetch the run tags and logs in a step of their own: ${FETCH_TUNE_REFS}`]);
   }
-  const tuning = await loadTuning(repo);
+  const tuning = await startTuning(repo);
   const missing: string[] = [];
   let logsExpected = false;
   const messages = new Map(tuning.commits.map((c) => [c.oid, c.message]));

@@ -9,18 +9,19 @@ import { conflictError, usageError } from '../errors.js';
 import { resolveIdentity, type Env } from '../git/identity.js';
 import { blobOid, readIndexEntries } from '../git/index-file.js';
 import { withToolLock } from '../git/lock-owner.js';
-import type { FileChange, GitRepo } from '../git/types.js';
+import type { FileChange, GitRepo, NewCommit } from '../git/types.js';
 import { crashPoint } from '../faults/crash.js';
 import { DryRun } from './dry-run.js';
 import { clearJournal, writeJournal } from './recover.js';
-import { withReports } from './reports.js';
+import { reportChanges, withReports } from './reports.js';
 import { assertCleanGitState } from './tuning.js';
 
 /**
- * Apply: one step becomes one commit on the tuning branch. Everything that
- * can fail is checked before the first write; the branch moves by
- * compare-and-swap; the index and working tree follow, so `git status` stays
- * clean for what was committed.
+ * Apply: one step becomes one commit on the tuning branch. Every step commit
+ * is written here, a command's one or few and an import's long chain alike.
+ * Everything that can fail is checked before the first write; the branch
+ * moves by compare-and-swap; the index and working tree follow, so
+ * `git status` stays clean for what was committed.
  */
 export interface StepCommit {
   step: Step;
@@ -31,7 +32,30 @@ export interface StepCommit {
   tags?: string[];
   /** Paths the command read from the working tree on purpose (findings.md, prose): not "dirty". */
   fromWorktree?: ReadonlySet<string>;
+  /**
+   * A revert of edits written earlier in the same chain (an import): their
+   * indexes in the chain, named as `reverts` once their ids are known.
+   * Only in a chain whose reports go into its last commit.
+   */
+  revertsInChain?: readonly number[];
 }
+
+/** How a chain lands; a step of a command leaves every option unset. */
+export interface ChainOptions {
+  /** The command, for the lock, the journal and the crash points (`import`; default: the last step's kind). */
+  command?: string;
+  /**
+   * README.md and USAGE.md go into every commit (the default: a step's own
+   * commit is never behind), or into the last one only, rendered once from
+   * the whole chain (an import of 1,500 steps cannot afford one per commit).
+   */
+  reports?: 'every-commit' | 'last-commit';
+  /** Moves HEAD onto the branch once it landed, with the chain's files checked out (an import, as init does). */
+  switchHead?: boolean;
+}
+
+/** A chain longer than this is written through `writeCommitChain` (a few packs), not one `writeCommit` per commit. */
+const LONG_CHAIN = 16;
 
 export interface CommitTarget {
   repo: GitRepo;
@@ -120,8 +144,8 @@ export async function assertNotDirty(target: CommitTarget, commit: StepCommit): 
   }
 }
 
-export async function commitStep(target: CommitTarget, commit: StepCommit, ctx: WriteContext): Promise<string> {
-  const oids = await commitSteps(target, [commit], ctx);
+export async function commitStep(target: CommitTarget, commit: StepCommit, ctx: WriteContext, opts: ChainOptions = {}): Promise<string> {
+  const oids = await commitSteps(target, [commit], ctx, opts);
   return oids[0]!;
 }
 
@@ -129,15 +153,15 @@ export async function commitStep(target: CommitTarget, commit: StepCommit, ctx: 
  * Several steps as a chain of commits that lands with one compare-and-swap:
  * all of them, or (on any failure) none.
  */
-export async function commitSteps(target: CommitTarget, commits: readonly StepCommit[], ctx: WriteContext): Promise<string[]> {
+export async function commitSteps(target: CommitTarget, commits: readonly StepCommit[], ctx: WriteContext, opts: ChainOptions = {}): Promise<string[]> {
   if (ctx.dryRun) throw await planned(target, commits);
   // One command at a time writes a tuning's steps (a dead holder's lock is taken over: src/git/lock-owner.ts).
-  const kind = commits[commits.length - 1]?.step.step ?? 'step';
-  return withToolLock(target.repo.gitdir, target.tuning, `git tune ${kind}`, () => commitStepsLocked(target, commits, ctx));
+  const kind = opts.command ?? commits[commits.length - 1]?.step.step ?? 'step';
+  return withToolLock(target.repo.gitdir, target.tuning, `git tune ${kind}`, () => commitStepsLocked(target, commits, ctx, opts));
 }
 
-async function commitStepsLocked(target: CommitTarget, commits: readonly StepCommit[], ctx: WriteContext): Promise<string[]> {
-  if (!target.onBranch) return writeSteps(target, commits, ctx);
+async function commitStepsLocked(target: CommitTarget, commits: readonly StepCommit[], ctx: WriteContext, opts: ChainOptions): Promise<string[]> {
+  if (!target.onBranch) return writeSteps(target, commits, ctx, opts);
   // On the checked-out branch, index.lock is held from the dirty check to the
   // checkout, as native `git commit` holds it around its ref update: of two
   // steps racing, the loser sees `ref-moved` (not a file the winner has not
@@ -154,14 +178,15 @@ async function commitStepsLocked(target: CommitTarget, commits: readonly StepCom
         'another command wrote a step first; run `git tune next` and try again',
       );
     }
-    return writeSteps(target, commits, ctx);
+    return writeSteps(target, commits, ctx, opts);
   });
 }
 
-async function writeSteps(target: CommitTarget, steps: readonly StepCommit[], ctx: WriteContext): Promise<string[]> {
+async function writeSteps(target: CommitTarget, steps: readonly StepCommit[], ctx: WriteContext, opts: ChainOptions): Promise<string[]> {
   const { repo } = target;
+  const lastOnly = opts.reports === 'last-commit';
   // README.md and USAGE.md go into the step's own commit, so they are never behind (SPEC 7).
-  const commits = await withReports(target, steps);
+  const commits = lastOnly ? [...steps] : await withReports(target, steps);
   const touched = new Set<string>();
   for (const commit of commits) {
     // A later commit of the chain may rewrite a file an earlier one wrote; only the first is checked against the disk.
@@ -177,34 +202,63 @@ async function writeSteps(target: CommitTarget, steps: readonly StepCommit[], ct
   }
   assertNoSecrets(commits.flatMap((c) => [...c.changes]), ctx.env);
   const { author, committer } = await resolveIdentity(repo.gitdir, ctx.env, ctx.now);
-  const oids: string[] = [];
-  let parent = target.parent;
-  for (const commit of commits) {
-    const message = formatStep(commit.step, commit.subject, commit.body ?? '');
-    parent = await repo.writeCommit({ parent, changes: commit.changes, message, author, committer });
-    oids.push(parent);
+  const messages: string[] = [];
+  const messageOf = (i: number, written: readonly string[]) => {
+    const commit = commits[i]!;
+    const step = commit.revertsInChain ? { ...commit.step, reverts: commit.revertsInChain.map((j) => written[j]!) } as Step : commit.step;
+    return (messages[i] = formatStep(step, commit.subject, commit.body ?? ''));
+  };
+  const ahead = lastOnly ? commits.length - 1 : commits.length;
+  const oids = await writeChain(repo, target.parent, ahead, (i, written) => ({ changes: commits[i]!.changes, message: messageOf(i, written), author, committer }));
+  if (lastOnly) {
+    // The last commit's README.md and USAGE.md, rendered from the whole chain as written (its ids).
+    const last = commits[commits.length - 1]!;
+    const parent = oids[oids.length - 1] ?? target.parent;
+    const message = messageOf(commits.length - 1, oids);
+    const before = target.history ? await target.history() : [];
+    const history = [...before, ...oids.map((oid, i) => ({ oid, message: messages[i]! }))];
+    const [reports] = await reportChanges({ repo, tuning: target.tuning, parent, history: () => history, onBranch: false, usage: 'always' },
+      [{ step: last.step.step, message, changes: last.changes }]);
+    assertNoSecrets(reports!, ctx.env);
+    for (const file of reports!.keys()) touched.add(file);
+    oids.push(await repo.writeCommit({ parent, changes: new Map([...last.changes, ...reports!]), message, author, committer }));
   }
   const tip = oids[oids.length - 1]!;
-  const kind = commits[commits.length - 1]!.step.step;
+  const label = opts.command ?? commits[commits.length - 1]!.step.step;
   const tags = commits.flatMap((commit, i) => (commit.tags ?? []).map((run): [string, string] => [tagRef(target.tuning, run), oids[i]!]));
-  await crashPoint(`${kind}:after-objects`);
+  const expected = target.expected === undefined ? target.parent : target.expected;
+  const checkout = target.onBranch || opts.switchHead === true;
+  await crashPoint(`${label}:after-objects`);
   // Should this process die between the writes below, the next command finishes them (src/app/recover.ts).
   await writeJournal(repo, {
     tuning: target.tuning, ref: target.ref, base: target.parent, to: tip, tags,
-    paths: target.onBranch ? [...touched] : [], head: null, command: `git tune ${kind}`,
+    paths: checkout ? [...touched] : [], head: opts.switchHead ? await headNow(repo) : null, command: `git tune ${label}`,
   });
   try {
-    await repo.compareAndSwapRef(target.ref, tip, target.expected === undefined ? target.parent : target.expected);
+    await repo.compareAndSwapRef(target.ref, tip, expected);
   } catch (err) {
     await clearJournal(repo, target.tuning);
     throw err;
   }
-  await crashPoint(`${kind}:after-ref`);
-  for (const [ref, oid] of tags) await repo.compareAndSwapRef(ref, oid, null);
-  if (tags.length > 0) await crashPoint(`${kind}:after-tags`);
-  if (target.onBranch) await repo.checkoutPaths(tip, [...touched]);
+  await crashPoint(`${label}:after-ref`);
+  if (tags.length > 0) {
+    // In one transaction; when they cannot land, neither does the branch: the chain lands whole or not at all.
+    try {
+      await repo.createRefs(tags);
+    } catch (err) {
+      await (expected === null ? repo.deleteRef(target.ref, tip) : repo.compareAndSwapRef(target.ref, expected, tip)).catch(() => undefined);
+      await clearJournal(repo, target.tuning);
+      throw err;
+    }
+    await crashPoint(`${label}:after-tags`);
+  }
+  if (opts.switchHead) {
+    await repo.setHeadRef(target.ref);
+    await crashPoint(`${label}:after-head`);
+  }
+  if (checkout) await repo.checkoutPaths(tip, [...touched]);
   await clearJournal(repo, target.tuning);
-  await crashPoint(`${kind}:after-checkout`);
+  await crashPoint(`${label}:after-checkout`);
   return oids;
 }
 
@@ -217,6 +271,20 @@ async function planned(target: CommitTarget, steps: readonly StepCommit[]): Prom
     files: [...c.changes].map(([file, change]) => ({ path: file, deleted: change === null })),
     tags: c.tags ?? [],
   })));
+}
+
+/** The first `count` commits of a chain, `commitAt(i, ids written before it)` each; a long chain as a few packs. */
+async function writeChain(repo: GitRepo, parent: string | null, count: number, commitAt: (i: number, written: readonly string[]) => Omit<NewCommit, 'parent'>): Promise<string[]> {
+  if (count > LONG_CHAIN) return repo.writeCommitChain(parent, (written) => (written.length < count ? commitAt(written.length, written) : null));
+  const oids: string[] = [];
+  for (let i = 0; i < count; i++) oids.push(await repo.writeCommit({ parent: oids[i - 1] ?? parent, ...commitAt(i, oids) }));
+  return oids;
+}
+
+/** Where HEAD is before a chain moves it (the journal puts it on the branch only while it is still there). */
+async function headNow(repo: GitRepo): Promise<{ was: string | null; at: string | null }> {
+  const was = await repo.headRef();
+  return { was, at: was ? await repo.resolveRef(was) : await repo.resolveRef('HEAD') };
 }
 
 /** Where the next step of a loaded tuning goes: on top of the tip it was read at. */

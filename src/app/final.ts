@@ -9,6 +9,7 @@ import { stuckEntries, viewDifficult } from '../core/difficult.js';
 import { draftFindings } from '../core/findings.js';
 import { isVoidRun } from '../core/fold.js';
 import { branchName, FINAL_RUN, tagName, tagRef } from '../core/names.js';
+import { budgetRefusal } from '../core/run-due.js';
 import {
   bestReceipt, formatShard, groupByTarget, mergeInSelectionOrder, selectionHash, shardCases, shardFolder, shardSetProblems,
   WHOLE, type Receipt, type Shard,
@@ -22,8 +23,9 @@ import { nextFor } from './decide.js';
 import { findingsPath, judgePath, recordGrade, rightInBatch } from './grade.js';
 import { requireOnBranch } from './guards.js';
 import { judgeRun } from './judge.js';
+import { refuseIf } from './refuse.js';
 import { readRunResults } from './results.js';
-import { budgetLeft, executeRun, preflightRun, recordRun, requireNoUnconfirmedEdits, runCasePool, startRun, type RunContext } from './run.js';
+import { preflightRun, recordRun, requireNoUnconfirmedEdits, runCasePool, runDue, startRun, type RunContext } from './run.js';
 import { loadTuning, openTuning, readText, type Tuning } from './tuning.js';
 
 /**
@@ -121,13 +123,7 @@ export async function runResultSet(
   const stored = await store.load(ids);
   const usedBefore = [...stored.values()].reduce(
     (acc, s) => ({ tokens: acc.tokens + s.result.tokens, costUsd: acc.costUsd + s.result.costUsd }), { ...tuning.state.usage });
-  const spent = budgetLeft(tuning, usedBefore);
-  if (spent) {
-    throw new TuneError('budget-spent', `the final check cannot start: ${spent}`, {
-      exitCode: EXIT.history,
-      hint: config.budget.maxCostUsd !== null ? `git tune config set budget.maxCostUsd ${Number((config.budget.maxCostUsd * 2).toFixed(2))}` : `git tune config set budget.maxTokens ${(config.budget.maxTokens ?? 0) * 2}`,
-    });
-  }
+  refuseIf(budgetRefusal('the final check', config.budget, usedBefore));
   const startedAt = ctx.clock().toISOString();
   const todo = ids.filter((id) => !stored.has(id)).map((id) => dataset.get(id)!);
   const { stopped } = await runCasePool(tuning, { name: FINAL_RUN, cases: todo, preflight, store, stored, usedBefore, total: ids.length }, ctx);
@@ -492,11 +488,11 @@ export async function reportOfRecorded(tuning: Tuning): Promise<FinalReport> {
  */
 export async function runAndRecordFinal(cwd: string, opts: { concurrency?: number; target?: string }, ctx: RunContext): Promise<FinalReport> {
   const opened = await openTuning(cwd);
-  return withToolLock(opened.repo.gitdir, opened.name, 'git tune final --ci --commit', () => runAndRecordFinalLocked(cwd, opts, ctx));
+  return withToolLock(opened.repo.gitdir, opened.name, 'git tune final --ci --commit', () => runAndRecordFinalLocked(opened, opts, ctx));
 }
 
-async function runAndRecordFinalLocked(cwd: string, opts: { concurrency?: number; target?: string }, ctx: RunContext): Promise<FinalReport> {
-  let tuning = await openTuning(cwd);
+async function runAndRecordFinalLocked(opened: Tuning, opts: { concurrency?: number; target?: string }, ctx: RunContext): Promise<FinalReport> {
+  let tuning = await loadTuning(opened.repo, opened.name);
   const last = tuning.state.final[tuning.state.final.length - 1];
   // A VOID final check said nothing: it runs again (a new run of the final check), as `git tune final` runs it.
   const voided = last !== undefined && isVoidRun(last);
@@ -504,7 +500,7 @@ async function runAndRecordFinalLocked(cwd: string, opts: { concurrency?: number
     throw historyError('final-recorded', `the final check is already recorded (${last.grade.verdict}); --commit would write a second one`, 'git tune final --ci   # without --commit: run it again and compare');
   }
   if (!last?.finished || voided) {
-    const outcome = await executeRun(cwd, undefined, { final: true, concurrency: opts.concurrency, target: opts.target }, ctx);
+    const outcome = await runDue(tuning, { final: true, concurrency: opts.concurrency, target: opts.target }, ctx);
     if (!outcome.finished) throw unfinished(outcome.stopped, 'git tune final --ci --commit');
     tuning = await loadTuning(tuning.repo, tuning.name);
   }

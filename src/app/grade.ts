@@ -3,19 +3,19 @@ import path from 'node:path';
 import { judgeFileSchema, type JudgeFile } from '../contracts/judge.js';
 import type { CaseResult } from '../contracts/result.js';
 import { stuckEntries, viewDifficult } from '../core/difficult.js';
-import { draftFindings, parseFindings, setVerdict, type Draft } from '../core/findings.js';
-import { batchNumbered, isVoidRun, settleAtGrade, type EditState, type RunState, type TuningState } from '../core/fold.js';
-import { latestBatchRun } from '../core/next.js';
-import { passedRuleBreaks, reviewHeading } from '../core/rules.js';
-import { VERDICTS, type DifficultChange, type Keep, type Verdict } from '../core/steps.js';
-import { historyError, usageError } from '../errors.js';
+import { draftFindings, setVerdict, type Draft } from '../core/findings.js';
+import { batchNumbered, isVoidRun, type EditState, type RunState, type TuningState } from '../core/fold.js';
+import { decideGrade, gradeRun, gradeStep, keepOptionsRefusal, parseVerdictOption, settleReason } from '../core/grade.js';
+import type { DifficultChange, Keep, Verdict } from '../core/steps.js';
+import { usageError } from '../errors.js';
 import { resolveIdentity, type Env } from '../git/identity.js';
 import { readCaseLog } from '../run/logs.js';
 import { commitSteps, targetOf, type StepCommit, type WriteContext } from './commit.js';
 import { DryRun } from './dry-run.js';
-import { difficultFileAfter, parseDifficultLines } from './difficult.js';
+import { difficultFileAfter } from './difficult.js';
 import { requireOnBranch } from './guards.js';
 import { judgeRun } from './judge.js';
+import { orRefuse, refuseIf } from './refuse.js';
 import { readRunResults } from './results.js';
 import { planRevert } from './revert.js';
 import { readText, type Tuning } from './tuning.js';
@@ -29,13 +29,7 @@ export const judgePath = (tuning: Tuning, run: string) => `${tuning.dir}/runs/${
 
 /** The run to grade: the one named, or the latest run (the final check once it exists). */
 export function runToGrade(tuning: Tuning, name?: string): RunState {
-  const state = tuning.state;
-  const run = name ? state.runs.get(name) : (state.final[state.final.length - 1] ?? latestBatchRun(state));
-  if (!run) {
-    throw historyError('no-run', name ? `there is no run ${name}` : 'no run to grade yet', 'git tune next');
-  }
-  if (!run.finished) throw historyError('run-not-finished', `${run.name} has not finished`, run.half === null ? 'git tune final' : 'git tune run');
-  return run;
+  return orRefuse(gradeRun(tuning.state, name));
 }
 
 async function worktreeText(tuning: Tuning, file: string): Promise<string | null> {
@@ -147,30 +141,6 @@ export interface GradeOutcome {
   kept: Array<{ edit: string; by: string; why: string }>;
 }
 
-/** Why a grade reverts an edit: the run did not confirm it, or its half closed before any run tried it. */
-function settleReason(edit: EditState, run: RunState): string {
-  return edit.untried ? `${edit.settledBy ?? 'no run tried it'}, and the grade of ${run.name} settles it` : `not confirmed by ${run.name}`;
-}
-
-/** `--keep`: needs `--why`, and the why is one line of the history. */
-function checkKeepOptions(keep: readonly string[], why: string | undefined): void {
-  if (keep.length > 0 && !why?.trim()) {
-    throw usageError('keep-without-why', 'keeping an unconfirmed edit on purpose needs a reason: the history records who kept it and why', `git tune grade --keep ${keep[0]} --why "what it does that no run could show"`);
-  }
-  if (keep.length === 0 && why !== undefined) {
-    throw usageError('why-without-keep', '--why says why an edit is kept: name the edit with --keep', 'git tune grade --keep <commit> --why "…"');
-  }
-}
-
-function parseVerdictOption(text: string | undefined): Verdict | undefined {
-  if (text === undefined) return undefined;
-  const v = text.trim().toUpperCase();
-  if (!(VERDICTS as readonly string[]).includes(v)) {
-    throw usageError('bad-verdict', `"${text}" is not a verdict; use one of ${VERDICTS.join(', ')}`, 'git tune grade --verdict PASSED');
-  }
-  return v as Verdict;
-}
-
 /** `git tune grade [--verdict X]`: validate the findings and record the grade commit. */
 export async function recordGrade(
   tuning: Tuning, runName: string | undefined, opts: { verdict?: string; keep?: readonly string[]; why?: string; ctx: WriteContext },
@@ -178,9 +148,9 @@ export async function recordGrade(
   requireOnBranch(tuning);
   const config = tuning.config!;
   const run = runToGrade(tuning, runName);
-  const forced = parseVerdictOption(opts.verdict);
+  const forced = orRefuse(parseVerdictOption(opts.verdict));
   const keep = opts.keep ?? [];
-  checkKeepOptions(keep, opts.why);
+  refuseIf(keepOptionsRefusal(keep, opts.why));
   const file = findingsPath(tuning, run.name);
   let text = await worktreeText(tuning, file);
   let judge: JudgeFile | null = null;
@@ -196,52 +166,8 @@ export async function recordGrade(
     }
   }
   if (forced) text = setVerdict(text, forced);
-  const parsed = parseFindings(text, run.cases);
-  const problems = [...parsed.problems];
-  const missing = run.cases.filter((id) => !parsed.cases.has(id));
-  if (missing.length > 0) problems.push(`the \`### Cases\` table has no row for ${missing.join(', ')}`);
-  const unknown = [...parsed.cases].filter(([, v]) => v === '?').map(([id]) => id);
-  if (unknown.length > 0) problems.push(`no result for ${unknown.join(', ')}: write right or wrong in its result column`);
-  const verdict = parsed.verdict;
-  if (verdict && run.half === null && verdict !== 'VERIFIED' && verdict !== 'FAILED' && verdict !== 'VOID') {
-    problems.push(`the final check's verdict is VERIFIED, FAILED or VOID (found ${verdict})`);
-  }
-  if (verdict && run.half !== null && (verdict === 'VERIFIED' || verdict === 'FAILED')) {
-    problems.push(`${verdict} is the final check's verdict; a batch run is PASSED, PROGRESS, NO CHANGE, REGRESSION, MIXED, CORRECT or VOID`);
-  }
-  const lines: { changes: DifficultChange[]; problems: string[]; notes: Map<string, string[]> } =
-    run.half === null ? { changes: [], problems: [], notes: new Map() } : parseDifficultLines(text);
-  // A regrade reads findings whose lines were applied by the first grade: those change nothing now.
-  const listed = viewDifficult(tuning.state, config.maxRetries);
-  const difficult = lines.changes.filter((c) => {
-    const entry = listed.find((e) => e.id === c.id);
-    if (c.op === 'add') return !(entry && entry.status !== 'fixed' && entry.reason === c.reason);
-    return !(entry && entry.status === 'fixed');
-  });
-  const lineProblems = lines.problems;
-  problems.push(...lineProblems);
-  if (problems.length > 0 || !verdict) {
-    throw usageError('bad-findings', `${file} cannot be recorded (${problems.length} problem${problems.length === 1 ? '' : 's'})`, `fix ${file}, then: git tune grade`, problems);
-  }
-  const wrong = [...parsed.cases].filter(([, v]) => v === 'wrong').map(([id]) => id);
-  // Edits settle at grading: what the run did not confirm is reverted before the grade commit, unless kept.
-  const settlement = settleAtGrade(tuning.state, run, wrong, verdict, keep);
-  if (settlement.problems.length > 0) {
-    throw usageError('bad-keep', `--keep names ${settlement.problems.length === 1 ? 'an edit' : 'edits'} this grade cannot keep`, 'git tune status   # lists each edit and where it stands', settlement.problems);
-  }
-  const settling = [...settlement.revert, ...settlement.keep].map((e) => e.oid);
-  if (verdict === 'PASSED') {
-    // Rule (c) counts the difficult lines this grade applies.
-    const added = difficult
-      .filter((d): d is Extract<DifficultChange, { op: 'add' }> => d.op === 'add')
-      .map((d, i) => ({ id: d.id, reason: d.reason, batch: run.batch, fixed: false, index: Number.MAX_SAFE_INTEGER - i }));
-    const state = { ...tuning.state, difficult: [...tuning.state.difficult, ...added] };
-    const review = run.half === 'mem' ? parsed.review.memory : parsed.review.cost;
-    const breaks = passedRuleBreaks({ state, run, maxRuns: config.maxRuns, maxRetries: config.maxRetries, review, wrong, settling });
-    if (breaks.length > 0) {
-      throw historyError('passed-refused', `PASSED is refused for ${run.name}`, breaks[0]!.fix, breaks.map((b) => `rule ${b.rule}: ${b.message} (fix: ${b.fix})${b.rule === 'review' ? `; the section is \`${reviewHeading(run)}\`` : ''}`));
-    }
-  }
+  const decision = orRefuse(decideGrade({ state: tuning.state, run, file, text, keep, maxRuns: config.maxRuns, maxRetries: config.maxRetries }));
+  const { settlement } = decision;
   const changes = new Map<string, { content: string }>([[file, { content: text }]]);
   const fromWorktree = new Set([file]);
   const judgeFile = judgePath(tuning, run.name);
@@ -250,8 +176,8 @@ export async function recordGrade(
     changes.set(judgeFile, { content: judgeText });
     fromWorktree.add(judgeFile);
   }
-  if (difficult.length > 0) {
-    const after = await difficultFileAfter(tuning, difficult, lines.notes);
+  if (decision.difficult.length > 0) {
+    const after = await difficultFileAfter(tuning, decision.difficult, decision.notes);
     changes.set(after.path, { content: after.content });
   }
   const reverts = await planSettlingReverts(tuning, run, settlement.revert);
@@ -260,21 +186,10 @@ export async function recordGrade(
     const { author } = await resolveIdentity(tuning.repo.gitdir, opts.ctx.env, opts.ctx.now);
     keepStep = { edits: settlement.keep.map((e) => e.oid), why: opts.why!.trim(), by: `${author.name} <${author.email}>` };
   }
-  const regrade = run.grade ? ` (was ${run.grade.verdict})` : '';
-  const grade: StepCommit = {
-    step: {
-      step: 'grade', tuning: tuning.name, run: run.name, verdict, wrong, review: run.half === 'mem' ? parsed.review.memory : parsed.review.cost, difficult,
-      ...(keepStep ? { keep: keepStep } : {}),
-    },
-    subject: `tune(${tuning.name}): grade ${run.name} ${verdict}${regrade}: ${run.cases.length - wrong.length}/${run.cases.length} right`,
-    body: keepStep
-      ? `Kept on purpose by ${keepStep.by}, though unconfirmed: ${keepStep.edits.map((o) => o.slice(0, 7)).join(', ')}.\n\n${keepStep.why}`
-      : '',
-    changes,
-    fromWorktree,
-  };
+  const grade: StepCommit = { ...gradeStep(tuning.name, run, decision, keepStep), changes, fromWorktree };
   // One chain, one compare-and-swap: the reverts and the grade land together or not at all.
   const oids = await commitSteps(targetOf(tuning), [...reverts.commits, grade], opts.ctx);
+  const { verdict, wrong, difficult } = decision;
   return {
     run: run.name, verdict, wrong, difficult, commit: oids[oids.length - 1]!,
     reverted: reverts.edits.map((e, i) => ({ edit: e.oid, commit: oids[i]!, files: reverts.files[i]!, why: settleReason(e, run) })),

@@ -1,16 +1,15 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { latestGradedRun } from '../core/fold.js';
-import { latestBatchRun } from '../core/next.js';
+import { handEditRun, latestGradedRun } from '../core/fold.js';
 import { matcher } from '../core/glob.js';
+import { planHandCommit as planHandCommitStep, revertedEdit, type HandCommitPlan } from '../core/hand-commit.js';
 import { parseBranchName } from '../core/names.js';
-import { formatStep, sealOf, SEAL_TRAILER, type Step } from '../core/steps.js';
+import { sealOf, SEAL_TRAILER } from '../core/steps.js';
 import { parseMessage, type Trailer } from '../core/trailers.js';
 import type { Env } from '../git/identity.js';
 import type { GitRepo } from '../git/types.js';
 import { logsRef } from '../run/logs.js';
-import { parseAims } from './edit.js';
 import type { Tuning } from './tuning.js';
 
 /**
@@ -159,50 +158,16 @@ async function commentChar(repo: GitRepo, env: Env): Promise<string> {
   return value.length === 1 ? value : '#';
 }
 
-export interface HandCommitPlan {
-  step: Step;
-  /** Our trailers, without the seal. */
-  trailers: Trailer[];
-  summary: string;
-  warnings: string[];
-}
+export type { HandCommitPlan };
 
-const REVERTS = /This reverts commit ([0-9a-f]{40})/;
-
-/** The step a hand commit on the tuning branch is, from what it changes (SPEC 3.5, 4). */
+/** The step a hand commit on the tuning branch is (src/core/hand-commit.ts), from what it stages. */
 export async function planHandCommit(tuning: Tuning, message: string, env: Env): Promise<HandCommitPlan> {
   const { state, config, repo } = tuning;
-  const base = { tuning: tuning.name, difficult: [] };
-  const warnings: string[] = [];
-  const reverted = REVERTS.exec(message)?.[1];
-  const edit = reverted ? state.edits.find((e) => e.oid === reverted && e.status !== 'reverted') : undefined;
-  let step: Step;
-  let summary: string;
-  if (edit) {
-    step = { ...base, step: 'revert', reverts: [edit.oid] };
-    summary = `a revert of the edit ${edit.oid.slice(0, 7)}`;
-  } else {
-    const isProse = matcher([...(config?.prose ?? []), ...(config?.memoryPolicy ?? [])]);
-    const prose = (await repo.stagedPaths(env)).filter(isProse);
-    const run = prose.length > 0 ? latestGradedRun(tuning.state) : null;
-    if (run) {
-      const latest = latestBatchRun(state);
-      if (latest && latest !== run && !latest.grade) warnings.push(`${latest.name} is not graded yet: this edit is recorded after ${run.name}`);
-      if (run.half === 'mem') {
-        const policy = matcher(config?.memoryPolicy ?? []);
-        const outside = prose.filter((f) => !policy(f));
-        if (outside.length > 0) warnings.push(`${run.name} is a with-memory run: only memory-policy files should change (also changed: ${outside.join(', ')})`);
-      }
-      const changes = await repo.readStaged(`${tuning.dir}/runs/${run.name}/changes.md`, env);
-      step = { ...base, step: 'edit', run: run.name, aims: changes === null ? null : parseAims(changes) };
-      summary = `an edit after ${run.name} (${prose.join(', ')})`;
-    } else {
-      step = { ...base, step: 'note' };
-      summary = prose.length > 0 ? 'a note (prose changed before any run was graded)' : 'a note';
-    }
-  }
-  const trailers = parseMessage(formatStep(step, 'x')).trailers.filter(([k]) => k !== SEAL_TRAILER);
-  return { step, trailers, summary, warnings };
+  const isProse = matcher([...(config?.prose ?? []), ...(config?.memoryPolicy ?? [])]);
+  const prose = revertedEdit(state, message) ? [] : (await repo.stagedPaths(env)).filter(isProse);
+  const run = handEditRun(latestGradedRun(state), prose.length > 0);
+  const changes = run ? await repo.readStaged(`${tuning.dir}/runs/${run.name}/changes.md`, env) : null;
+  return planHandCommitStep({ tuning: tuning.name, state, message, prose, isMemoryPolicy: matcher(config?.memoryPolicy ?? []), changes });
 }
 
 const TRAILER_LINE = /^([A-Za-z0-9][A-Za-z0-9-]*):[ \t]?(.*)$/;

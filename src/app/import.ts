@@ -7,19 +7,13 @@ import type { FolderInput, RunFolder } from '../core/import/folder.js';
 import { planImport, type ImportPlan } from '../core/import/replay.js';
 import type { InitFlags } from '../core/import/settings.js';
 import { compareText } from '../core/import/values.js';
-import type { HistoryCommit } from '../core/fold.js';
 import { branchName, branchRef, tagName, tagRef } from '../core/names.js';
-import { formatStep } from '../core/steps.js';
 import { TuneError, usageError } from '../errors.js';
-import { resolveIdentity } from '../git/identity.js';
 import { withToolLock } from '../git/lock-owner.js';
 import type { FileChange, GitRepo } from '../git/types.js';
-import { assertNoSecrets, type WriteContext } from './commit.js';
-import { crashPoint } from '../faults/crash.js';
+import { commitSteps, type CommitTarget, type StepCommit, type WriteContext } from './commit.js';
 import { renderConfig } from './config-file.js';
 import { readDatasetInput, validateDatasetValues } from './dataset-file.js';
-import { clearJournal, writeJournal } from './recover.js';
-import { reportChanges } from './reports.js';
 import { assertCleanGitState } from './tuning.js';
 
 /**
@@ -148,12 +142,12 @@ export interface ImportResult {
 }
 
 /**
- * Writes the plan: every check first (branch, tags, tuning folder, git state,
- * identity), then the chain of commits, built as `commitStep` builds one
- * (`formatStep`, `writeCommit`; a revert names the edits of the chain it
- * undoes, so each commit's id is known before the next is made), then one
- * compare-and-swap creates the branch, the run tags follow, and HEAD moves to
- * it with its files checked out, as `git tune init` does.
+ * Writes the plan: every check first (branch, tags, tuning folder, git
+ * state), then the chain through the one step writer (`commitSteps`, which
+ * checks secrets and identity before writing; a revert names the edits of the
+ * chain it undoes, so each commit's id is known before the next is made),
+ * then one compare-and-swap creates the branch, the run tags follow, and
+ * HEAD moves to it with its files checked out, as `git tune init` does.
  */
 export async function applyImport(repo: GitRepo, plan: ImportPlan, ctx: WriteContext): Promise<ImportResult> {
   return withToolLock(repo.gitdir, plan.tuning, 'git tune import', () => applyImportLocked(repo, plan, ctx));
@@ -179,60 +173,19 @@ async function applyImportLocked(repo: GitRepo, plan: ImportPlan, ctx: WriteCont
       `git tune import <dir> --name <another-name>`);
   }
 
-  // The commits are built first and the branch moves once, by compare-and-swap from
-  // "absent" (as commitStep does for init): the tuning appears whole or not at all,
-  // and a long history does not pay one locked, fsynced ref write per step.
-  assertNoSecrets(plan.steps.flatMap((step) => step.files.map(([p, content]): [string, FileChange] => [p, { content }])), ctx.env);
-  const { author, committer } = await resolveIdentity(repo.gitdir, ctx.env, ctx.now);
-  const paths = new Set<string>();
-  const messages: string[] = [];
-  const commitOf = (i: number, oids: readonly string[]) => {
-    const step = plan.steps[i]!;
-    const data = step.reverts ? { ...step.data, reverts: step.reverts.map((r) => oids[r]!) } : step.data;
-    const changes = new Map<string, FileChange>(step.files.map(([p, content]) => [p, { content }]));
-    const message = formatStep({ ...data, tuning: plan.tuning, difficult: step.difficult } as Parameters<typeof formatStep>[0], step.subject, step.body);
-    for (const p of changes.keys()) paths.add(p);
-    messages.push(message);
-    return { data, changes, message };
-  };
-  // Every step but the last as one chain (a few packs, not a git process per commit) ...
-  const last = plan.steps.length - 1;
-  const commits = await repo.writeCommitChain(base, (oids) => {
-    if (oids.length >= last) return null;
-    const { changes, message } = commitOf(oids.length, oids);
-    return { changes, message, author, committer };
-  });
-  const built: HistoryCommit[] = commits.map((oid, i) => ({ oid, message: messages[i]! }));
-  // ... then the last, with the tuning's README.md and USAGE.md as a step writes them (SPEC 7), rendered from the history before it.
-  const parent = commits[commits.length - 1] ?? base;
-  const final = commitOf(last, commits);
-  const [reports] = await reportChanges({ repo, tuning: plan.tuning, parent, history: () => built, onBranch: false, usage: 'always' }, [{ step: final.data.step, message: final.message, changes: final.changes }]);
-  for (const [p, change] of reports!) {
-    final.changes.set(p, change);
-    paths.add(p);
-  }
-  commits.push(await repo.writeCommit({ parent, changes: final.changes, message: final.message, author, committer }));
+  // One chain through the step writer (a few packs, its README.md and USAGE.md rendered once, in the
+  // last commit); the branch moves once, by compare-and-swap from "absent", as for init: the tuning
+  // appears whole or not at all. Then the run tags in one transaction, and HEAD moves to it.
+  const steps = plan.steps.map((step): StepCommit => ({
+    step: { ...step.data, tuning: plan.tuning, difficult: step.difficult } as StepCommit['step'],
+    subject: step.subject,
+    body: step.body,
+    changes: new Map<string, FileChange>(step.files.map(([p, content]) => [p, { content }])),
+    tags: step.tags,
+    ...(step.reverts ? { revertsInChain: step.reverts } : {}),
+  }));
+  const target: CommitTarget = { repo, ref, parent: base, expected: null, tuning: plan.tuning, onBranch: false };
+  const commits = await commitSteps(target, steps, ctx, { command: 'import', reports: 'last-commit', switchHead: true });
   const tip = commits[commits.length - 1]!;
-  await crashPoint('import:after-objects');
-  // Should this process die between the writes below, the next command finishes them (src/app/recover.ts).
-  await writeJournal(repo, {
-    tuning: plan.tuning, ref, base, to: tip, paths: [...paths], head: { was: headRef, at: base }, command: 'git tune import',
-    tags: plan.steps.flatMap((step, i) => step.tags.map((run): [string, string] => [tagRef(plan.tuning, run), commits[i]!])),
-  });
-  await repo.compareAndSwapRef(ref, tip, null);
-  await crashPoint('import:after-ref');
-  const tags = plan.steps.flatMap((step, i) => step.tags.map((run): [string, string] => [tagRef(plan.tuning, run), commits[i]!]));
-  try {
-    await repo.createRefs(tags);
-  } catch (err) {
-    await repo.deleteRef(ref, tip).catch(() => undefined);
-    await clearJournal(repo, plan.tuning);
-    throw err;
-  }
-  await crashPoint('import:after-tags');
-  await repo.setHeadRef(ref);
-  await crashPoint('import:after-head');
-  await repo.checkoutPaths(tip, [...paths]);
-  await clearJournal(repo, plan.tuning);
   return { tip, commits, tags: plan.tags.map((run) => tagName(plan.tuning, run)) };
 }

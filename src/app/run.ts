@@ -4,11 +4,11 @@ import { promises as fs } from 'node:fs';
 import type { CommandSpec, Config } from '../contracts/config.js';
 import type { Case } from '../contracts/dataset.js';
 import type { CaseResult, MemoryWrite, RunMeta } from '../contracts/result.js';
-import { batchCases, batchNumbered, type RunState } from '../core/fold.js';
-import { editFate } from '../core/edits.js';
-import { FINAL_RUN, finalRunName, isFinalRun, parseRunName, tagName, tagRef } from '../core/names.js';
-import { unconfirmedEdits, type NextStep } from '../core/next.js';
-import { EXIT, historyError, TuneError, usageError } from '../errors.js';
+import { batchCases, batchNumbered } from '../core/fold.js';
+import { parseRunName, tagName, tagRef } from '../core/names.js';
+import type { NextStep } from '../core/next.js';
+import { budgetLeft, budgetRefusal, dueRun, spentBeforeRun, unconfirmedEditsRefusal, type DueRun } from '../core/run-due.js';
+import { historyError, usageError } from '../errors.js';
 import type { Env } from '../git/identity.js';
 import { withToolLock } from '../git/lock-owner.js';
 import { runCase } from '../run/case.js';
@@ -23,8 +23,9 @@ import { RunStore, type StoredCase } from '../run/store.js';
 import { commitStep, targetOf } from './commit.js';
 import { nextFor } from './decide.js';
 import { requireOnBranch } from './guards.js';
+import { orRefuse, refuseIf } from './refuse.js';
 import { uncommittedProse } from './prose.js';
-import { loadTuning, openTuning, type Tuning } from './tuning.js';
+import { loadTuning, openTuning, reloadTuning, type Tuning } from './tuning.js';
 
 /**
  * `git tune run` / `git tune final`: run what is due, case by case, keep each
@@ -61,41 +62,14 @@ export interface RunOutcome {
   commit: string | null;
 }
 
-const RUN_KINDS = new Set(['run', 'resume', 'confirm', 'mem-run', 'void-rerun']);
-
-/** Which run `git tune run` (or `final`) starts or resumes now, from `next`. */
-export function dueRun(tuning: Tuning, step: NextStep, final: boolean): { name: string; resume: boolean } {
-  const state = tuning.state;
-  if (final) {
-    const last = state.final[state.final.length - 1];
-    if (last && !last.finished) return { name: last.name, resume: true };
-    if (step.kind === 'final') {
-      requireNoUnconfirmedEdits(tuning, step);
-      return { name: FINAL_RUN, resume: false };
-    }
-    // A VOID final check says nothing: it runs again, as a new run of the final check (at the lower concurrency next gives).
-    if (last && step.kind === 'void-rerun') return { name: finalRunName(state.final.length + 1), resume: false };
-    throw historyError('final-not-due', `the final check is not due: ${step.message}`, step.command ?? undefined);
-  }
-  if (!RUN_KINDS.has(step.kind) || step.run === null || isFinalRun(step.run)) {
-    throw historyError('run-not-due', `no run is due: ${step.message}`, step.command ?? undefined);
-  }
-  if (step.kind === 'resume') return { name: step.run, resume: true };
-  if (step.kind === 'void-rerun') {
-    const id = parseRunName(step.run);
-    if (id?.kind !== 'batch') throw historyError('run-not-due', step.message);
-    const numbers = batchNumbered(state, id.batch)!.runs.filter((r) => r.half === id.half).map((r) => r.number);
-    return { name: `batch${String(id.batch).padStart(2, '0')}-${id.half}-run${Math.max(...numbers) + 1}`, resume: false };
-  }
-  return { name: step.run, resume: false };
+/** Which run `git tune run` (or `final`) starts or resumes now, from `next` (src/core/run-due.ts). */
+export function dueRunOf(tuning: Tuning, step: NextStep, final: boolean): DueRun {
+  return orRefuse(dueRun(tuning.state, step, final));
 }
 
 /** At `done` no edit is unconfirmed: one no run will confirm is reverted (or kept) before the final check is recorded. */
 export function requireNoUnconfirmedEdits(tuning: Tuning, step: NextStep): void {
-  const standing = unconfirmedEdits(tuning.state);
-  if (standing.length === 0) return;
-  throw historyError('unconfirmed-edits', `the final check does not start while edits stand unconfirmed: ${standing.map((e) => `${e.oid.slice(0, 7)} (${editFate(e)})`).join(', ')}`,
-    `${step.command ?? 'git tune next'}   # or keep one on purpose: git tune grade --keep <commit> --why "…"`);
+  refuseIf(unconfirmedEditsRefusal(tuning.state, step));
 }
 
 function casesOf(tuning: Tuning, name: string): string[] {
@@ -119,13 +93,6 @@ export async function memoryFor(tuning: Tuning, name: string): Promise<MemoryFil
     if (content) out.push({ path: f.path.slice(dir.length + 1), content });
   }
   return out;
-}
-
-export function budgetLeft(tuning: Tuning, spent: { tokens: number; costUsd: number }): string | null {
-  const { maxCostUsd, maxTokens } = tuning.config!.budget;
-  if (maxCostUsd !== null && spent.costUsd >= maxCostUsd) return `budget spent: $${spent.costUsd.toFixed(4)} of $${maxCostUsd}`;
-  if (maxTokens !== null && spent.tokens >= maxTokens) return `budget spent: ${spent.tokens} of ${maxTokens} tokens`;
-  return null;
 }
 
 function voidReason(results: readonly CaseResult[]): string | null {
@@ -213,7 +180,7 @@ export async function runCasePool(tuning: Tuning, pool: CasePool, ctx: RunContex
       }
       await store.save(outcome.result, outcome.writes, outcome.rawResult);
       stored.set(item.id, { result: outcome.result, writes: outcome.writes, rawResult: outcome.rawResult });
-      stopped ??= budgetLeft(tuning, running);
+      stopped ??= budgetLeft(config.budget, running);
     }, () => stopped !== null || ctx.interrupted.value || (ctx.stop?.() ?? false));
   } finally {
     progress.done();
@@ -298,19 +265,23 @@ export async function startRun(tuning: Tuning, name: string, opts: { concurrency
 }
 
 export async function executeRun(cwd: string, tuningName: string | undefined, opts: RunOptions, ctx: RunContext): Promise<RunOutcome> {
-  const { repo, name } = await openTuning(cwd, tuningName);
-  // One command at a time runs a tuning's cases: the tool lock is held from the checks to the
-  // run commit, so a second `run` (or a `grade`, an `edit`…) is told who runs instead of racing it.
-  return withToolLock(repo.gitdir, name, opts.final ? 'git tune final' : 'git tune run', () => executeRunLocked(cwd, name, opts, ctx));
+  return runDue(await openTuning(cwd, tuningName), opts, ctx);
 }
 
-async function executeRunLocked(cwd: string, tuningName: string, opts: RunOptions, ctx: RunContext): Promise<RunOutcome> {
-  let tuning = await openTuning(cwd, tuningName);
+/** The run that is due of a tuning already opened (by a command that runs it among other steps: auto, final --ci). */
+export async function runDue(opened: Tuning, opts: RunOptions, ctx: RunContext): Promise<RunOutcome> {
+  // One command at a time runs a tuning's cases: the tool lock is held from the checks to the
+  // run commit, so a second `run` (or a `grade`, an `edit`…) is told who runs instead of racing it.
+  return withToolLock(opened.repo.gitdir, opened.name, opts.final ? 'git tune final' : 'git tune run', () => runDueLocked(opened, opts, ctx));
+}
+
+async function runDueLocked(opened: Tuning, opts: RunOptions, ctx: RunContext): Promise<RunOutcome> {
+  let tuning = await reloadTuning(opened); // read again under the lock
   requireOnBranch(tuning);
   if (!tuning.config?.runner) throw usageError('no-runner', 'no runner is configured', `git tune config set runner.command 'node agent.js'`);
   resolveCommand(tuning.config.runner); // an unknown preset fails first, as before any other check
   const step = nextFor(tuning);
-  const { name, resume } = dueRun(tuning, step, opts.final);
+  const { name, resume } = dueRunOf(tuning, step, opts.final);
   if (await tuning.repo.resolveRef(tagRef(tuning.name, name))) {
     // Refused before any case runs: the run commit could not be tagged.
     throw usageError('tag-exists', `tag ${tagName(tuning.name, name)} already exists`, `git tag -d ${tagName(tuning.name, name)}   # only if it is left over from another repository`);
@@ -319,19 +290,9 @@ async function executeRunLocked(cwd: string, tuningName: string, opts: RunOption
   const { config, concurrency, ids, dataset } = preflight;
   const store = new RunStore(tuning.repo.gitdir, tuning.name, name);
   const stored = await store.load(ids);
-  const partial = [...stored.values()].reduce((acc, s) => ({ tokens: acc.tokens + s.result.tokens, costUsd: acc.costUsd + s.result.costUsd }), { tokens: 0, costUsd: 0 });
-  const runState: RunState | undefined = tuning.state.runs.get(name);
-  const usedBefore = {
-    tokens: tuning.state.usage.tokens - (runState?.tokens ?? 0) + partial.tokens,
-    costUsd: tuning.state.usage.costUsd - (runState?.costUsd ?? 0) + partial.costUsd,
-  };
-  const spent = budgetLeft(tuning, usedBefore);
-  if (spent) {
-    throw new TuneError('budget-spent', `${name} cannot start: ${spent}`, {
-      exitCode: EXIT.history,
-      hint: config.budget.maxCostUsd !== null ? `git tune config set budget.maxCostUsd ${Number((config.budget.maxCostUsd * 2).toFixed(2))}` : `git tune config set budget.maxTokens ${(config.budget.maxTokens ?? 0) * 2}`,
-    });
-  }
+  const kept = [...stored.values()].reduce((acc, s) => ({ tokens: acc.tokens + s.result.tokens, costUsd: acc.costUsd + s.result.costUsd }), { tokens: 0, costUsd: 0 });
+  const usedBefore = spentBeforeRun(tuning.state, name, kept);
+  refuseIf(budgetRefusal(name, config.budget, usedBefore));
 
   const startedAt = ctx.clock().toISOString();
   tuning = await startRun(tuning, name, { concurrency, resume, toRun: ids.length - stored.size, total: ids.length }, ctx);

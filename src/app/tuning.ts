@@ -14,6 +14,8 @@ import { finishInterruptedSteps } from './recover.js';
 
 /**
  * Read: a tuning's branch history and the files at its tip, as plain data.
+ * `loadTuning` only reads; `openTuning`/`startTuning`, where a command
+ * starts, first finishes what a killed command left half-applied.
  */
 export interface Tuning {
   repo: GitRepo;
@@ -30,7 +32,7 @@ export interface Tuning {
   selection: Selection | null;
   /** README.md at the tip (its hand-written part still the placeholder is a note of `next`). */
   readme?: string | null;
-  /** What this read did besides reading: an interrupted step it finished (src/app/recover.ts). */
+  /** What the command's start finished of an interrupted step before this read (`startTuning`, src/app/recover.ts). */
   notices?: string[];
   loadDataset(): Promise<Case[]>;
   /**
@@ -87,14 +89,30 @@ export async function readHistory(
   return dropParsed(commits);
 }
 
+/** Where a command starts, from its working directory: `startTuning`. */
 export async function openTuning(cwd: string, name?: string): Promise<Tuning> {
-  const repo = await openRepo(cwd);
-  return loadTuning(repo, name);
+  return startTuning(await openRepo(cwd), name);
 }
 
-export async function loadTuning(repo: GitRepo, requested?: string): Promise<Tuning> {
-  // A step a killed command left half-applied is finished first (src/app/recover.ts).
+/**
+ * Where a command starts: the steps a killed command left half-applied are
+ * finished first (src/app/recover.ts), once, then the tuning is read. What
+ * was finished shows as the tuning's `notices` (`git tune status`).
+ */
+export async function startTuning(repo: GitRepo, name?: string): Promise<Tuning> {
   const finished = await finishInterruptedSteps(repo);
+  const tuning = await loadTuning(repo, name);
+  if (finished.length > 0) tuning.notices = finished;
+  return tuning;
+}
+
+/** The same tuning read again (after a step was written): reading only. */
+export function reloadTuning(tuning: Pick<Tuning, 'repo' | 'name'>): Promise<Tuning> {
+  return loadTuning(tuning.repo, tuning.name);
+}
+
+/** Reads a tuning; writes nothing (a command's start recovers first: `startTuning`). */
+export async function loadTuning(repo: GitRepo, requested?: string): Promise<Tuning> {
   const { name, onBranch } = await resolveTuningName(repo, requested);
   const ref = branchRef(name);
   const tip = await repo.resolveRef(ref);
@@ -127,7 +145,6 @@ export async function loadTuning(repo: GitRepo, requested?: string): Promise<Tun
   const readme = history.readmeText;
   const tuning: Tuning = {
     repo, name, dir, ref, tip, onBranch, config, configText, selection, readme,
-    ...(finished.length > 0 ? { notices: finished } : {}),
     // Read from the cache when first used: a warm `next` whose answer is kept never needs them.
     get state() {
       return history.state();

@@ -544,12 +544,19 @@ function addEdit(state: TuningState, run: RunState, oid: string, index: number, 
   state.edits.push(edit);
 }
 
+/**
+ * The run a hand commit is an edit after: when it touches prose, the latest
+ * graded batch run; null (none graded, or no prose touched): the commit is
+ * not an edit. One rule for the fold and the commit hooks (hand-commit.ts).
+ */
+export function handEditRun(latestGraded: RunState | null, touchesProse: boolean): RunState | null {
+  return touchesProse && latestGraded !== null && latestGraded.half !== null ? latestGraded : null;
+}
+
 /** A hand commit on the branch that touched prose after a graded run is an edit. */
 function applyHandCommit(state: TuningState, commit: HistoryCommit, index: number, ix: FoldIndex): void {
-  if (!commit.touchesProse) return;
-  const run = ix.latestGraded;
-  if (!run || run.half === null) return;
-  addEdit(state, run, commit.oid, index, defaultAims(run), true);
+  const run = handEditRun(ix.latestGraded, commit.touchesProse === true);
+  if (run) addEdit(state, run, commit.oid, index, defaultAims(run), true);
 }
 
 /**

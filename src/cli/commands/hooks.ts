@@ -74,11 +74,11 @@ function readStdin(): Promise<string> {
 async function hook(io: CommandIO, name: string, args: string[], _opts: unknown): Promise<void> {
   const stdin = name === 'pre-push' ? await readStdin() : '';
   try {
-    const [[{ clearHookState, messageHook, prePushRefspecs, pushAlong, tuningOnHead }, { openRepo }], { nextFor }, { loadTuning }] = await Promise.all([
+    const [[{ clearHookState, messageHook, prePushRefspecs, pushAlong, tuningOnHead }, { openRepo }], { nextFor }, { startTuning }] = await Promise.all([
       modules(), import('../../app/decide.js'), import('../../app/tuning.js'),
     ]);
     const repo = await openRepo(io.cwd);
-    const load = (tuning: string) => loadTuning(repo, tuning);
+    const load = (tuning: string) => startTuning(repo, tuning);
     switch (name) {
       case 'prepare-commit-msg':
       case 'commit-msg': {

@@ -1,0 +1,137 @@
+import { viewDifficult } from './difficult.js';
+import { parseDifficultLines } from './difficult-lines.js';
+import { parseFindings } from './findings.js';
+import { settleAtGrade, type EditState, type GradeSettlement, type RunState, type TuningState } from './fold.js';
+import { latestBatchRun } from './next.js';
+import { refusal, type Refusal } from './refusal.js';
+import { passedRuleBreaks, reviewHeading } from './rules.js';
+import { VERDICTS, type DifficultChange, type Keep, type Step, type Verdict } from './steps.js';
+
+/**
+ * `git tune grade`'s rules (SPEC 3.4, 3.5): which run it grades, whether the
+ * finished findings can be recorded, which edits the grade settles (reverts
+ * or keeps), and the grade step. Pure: the app reads findings.md (or drafts
+ * it), writes the revert commits and the grade commit as one chain.
+ */
+
+/** The run to grade: the one named, or the latest run (the final check once it exists). */
+export function gradeRun(state: TuningState, name?: string): RunState | Refusal {
+  const run = name ? state.runs.get(name) : (state.final[state.final.length - 1] ?? latestBatchRun(state));
+  if (!run) return refusal('history', 'no-run', name ? `there is no run ${name}` : 'no run to grade yet', 'git tune next');
+  if (!run.finished) return refusal('history', 'run-not-finished', `${run.name} has not finished`, run.half === null ? 'git tune final' : 'git tune run');
+  return run;
+}
+
+/** `--verdict X`, any case: one of the verdicts (undefined: none given). */
+export function parseVerdictOption(text: string | undefined): Verdict | undefined | Refusal {
+  if (text === undefined) return undefined;
+  const v = text.trim().toUpperCase();
+  if (!(VERDICTS as readonly string[]).includes(v)) {
+    return refusal('usage', 'bad-verdict', `"${text}" is not a verdict; use one of ${VERDICTS.join(', ')}`, 'git tune grade --verdict PASSED');
+  }
+  return v as Verdict;
+}
+
+/** `--keep` needs `--why`, and the why is one line of the history; `--why` alone keeps nothing. */
+export function keepOptionsRefusal(keep: readonly string[], why: string | undefined): Refusal | null {
+  if (keep.length > 0 && !why?.trim()) {
+    return refusal('usage', 'keep-without-why', 'keeping an unconfirmed edit on purpose needs a reason: the history records who kept it and why', `git tune grade --keep ${keep[0]} --why "what it does that no run could show"`);
+  }
+  if (keep.length === 0 && why !== undefined) {
+    return refusal('usage', 'why-without-keep', '--why says why an edit is kept: name the edit with --keep', 'git tune grade --keep <commit> --why "…"');
+  }
+  return null;
+}
+
+/** Why a grade reverts an edit: the run did not confirm it, or its half closed before any run tried it. */
+export function settleReason(edit: EditState, run: RunState): string {
+  return edit.untried ? `${edit.settledBy ?? 'no run tried it'}, and the grade of ${run.name} settles it` : `not confirmed by ${run.name}`;
+}
+
+export interface FindingsInput {
+  state: TuningState;
+  run: RunState;
+  /** The findings file, for messages. */
+  file: string;
+  /** Its text, the `--verdict` already set. */
+  text: string;
+  keep: readonly string[];
+  maxRuns: number;
+  maxRetries: number;
+}
+
+export interface GradeDecision {
+  verdict: Verdict;
+  wrong: string[];
+  /** The `### Review` section's answer this grade records (cost, or memory for a with-memory run). */
+  review: boolean;
+  /** The `## Difficult` lines that change the list now (a regrade's applied ones dropped), and their notes. */
+  difficult: DifficultChange[];
+  notes: Map<string, string[]>;
+  /** The edits this grade reverts (each a revert commit before it) and keeps on purpose. */
+  settlement: GradeSettlement;
+}
+
+/** Whether finished findings can be recorded as the run's grade, and what the grade settles. */
+export function decideGrade(input: FindingsInput): GradeDecision | Refusal {
+  const { state, run, file, text, keep } = input;
+  const parsed = parseFindings(text, run.cases);
+  const problems = [...parsed.problems];
+  const missing = run.cases.filter((id) => !parsed.cases.has(id));
+  if (missing.length > 0) problems.push(`the \`### Cases\` table has no row for ${missing.join(', ')}`);
+  const unknown = [...parsed.cases].filter(([, v]) => v === '?').map(([id]) => id);
+  if (unknown.length > 0) problems.push(`no result for ${unknown.join(', ')}: write right or wrong in its result column`);
+  const verdict = parsed.verdict;
+  if (verdict && run.half === null && verdict !== 'VERIFIED' && verdict !== 'FAILED' && verdict !== 'VOID') {
+    problems.push(`the final check's verdict is VERIFIED, FAILED or VOID (found ${verdict})`);
+  }
+  if (verdict && run.half !== null && (verdict === 'VERIFIED' || verdict === 'FAILED')) {
+    problems.push(`${verdict} is the final check's verdict; a batch run is PASSED, PROGRESS, NO CHANGE, REGRESSION, MIXED, CORRECT or VOID`);
+  }
+  const lines = run.half === null ? { changes: [], problems: [], notes: new Map<string, string[]>() } : parseDifficultLines(text);
+  // A regrade reads findings whose lines were applied by the first grade: those change nothing now.
+  const listed = viewDifficult(state, input.maxRetries);
+  const difficult = lines.changes.filter((c) => {
+    const entry = listed.find((e) => e.id === c.id);
+    if (c.op === 'add') return !(entry && entry.status !== 'fixed' && entry.reason === c.reason);
+    return !(entry && entry.status === 'fixed');
+  });
+  problems.push(...lines.problems);
+  if (problems.length > 0 || !verdict) {
+    return refusal('usage', 'bad-findings', `${file} cannot be recorded (${problems.length} problem${problems.length === 1 ? '' : 's'})`, `fix ${file}, then: git tune grade`, problems);
+  }
+  const wrong = [...parsed.cases].filter(([, v]) => v === 'wrong').map(([id]) => id);
+  // Edits settle at grading: what the run did not confirm is reverted before the grade commit, unless kept.
+  const settlement = settleAtGrade(state, run, wrong, verdict, keep);
+  if (settlement.problems.length > 0) {
+    return refusal('usage', 'bad-keep', `--keep names ${settlement.problems.length === 1 ? 'an edit' : 'edits'} this grade cannot keep`, 'git tune status   # lists each edit and where it stands', settlement.problems);
+  }
+  const review = run.half === 'mem' ? parsed.review.memory : parsed.review.cost;
+  if (verdict === 'PASSED') {
+    const settling = [...settlement.revert, ...settlement.keep].map((e) => e.oid);
+    // Rule (c) counts the difficult lines this grade applies.
+    const added = difficult
+      .filter((d): d is Extract<DifficultChange, { op: 'add' }> => d.op === 'add')
+      .map((d, i) => ({ id: d.id, reason: d.reason, batch: run.batch, fixed: false, index: Number.MAX_SAFE_INTEGER - i }));
+    const withAdded = { ...state, difficult: [...state.difficult, ...added] };
+    const breaks = passedRuleBreaks({ state: withAdded, run, maxRuns: input.maxRuns, maxRetries: input.maxRetries, review, wrong, settling });
+    if (breaks.length > 0) {
+      return refusal('history', 'passed-refused', `PASSED is refused for ${run.name}`, breaks[0]!.fix,
+        breaks.map((b) => `rule ${b.rule}: ${b.message} (fix: ${b.fix})${b.rule === 'review' ? `; the section is \`${reviewHeading(run)}\`` : ''}`));
+    }
+  }
+  return { verdict, wrong, review, difficult, notes: lines.notes, settlement };
+}
+
+/** The grade step: its trailers, and a subject that says the verdict (and the one it replaces). */
+export function gradeStep(tuning: string, run: RunState, d: GradeDecision, keep: Keep | undefined): { step: Step; subject: string; body: string } {
+  const regrade = run.grade ? ` (was ${run.grade.verdict})` : '';
+  return {
+    step: {
+      step: 'grade', tuning, run: run.name, verdict: d.verdict, wrong: d.wrong, review: d.review, difficult: d.difficult,
+      ...(keep ? { keep } : {}),
+    },
+    subject: `tune(${tuning}): grade ${run.name} ${d.verdict}${regrade}: ${run.cases.length - d.wrong.length}/${run.cases.length} right`,
+    body: keep ? `Kept on purpose by ${keep.by}, though unconfirmed: ${keep.edits.map((o) => o.slice(0, 7)).join(', ')}.\n\n${keep.why}` : '',
+  };
+}

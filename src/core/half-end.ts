@@ -1,0 +1,84 @@
+import type { DifficultReason } from '../contracts/values.js';
+import type { JudgeFile } from '../contracts/judge.js';
+import type { CaseResult } from '../contracts/result.js';
+import { isJudgeOutput } from './findings.js';
+import type { RunState } from './fold.js';
+import { median } from './report.js';
+import type { RuleBreak } from './rules.js';
+
+/**
+ * What `git tune auto` decides when a half does not pass on its own (SPEC
+ * 3.3 step 5, 3.4, 3.6): which cases go on the difficult list, and whether a
+ * refused PASSED is the tool's to make right. Pure: auto reads the results
+ * and the judge, and writes the steps.
+ */
+
+export interface ShortCase {
+  id: string;
+  reason: DifficultReason;
+  note: string;
+}
+
+/**
+ * What is still short in a run whose half ends without passing, with the
+ * matching reason: wrong cases (`memory` when right without memory), and,
+ * with every answer right, the cases behind the shortfall: saved twice or
+ * not cheaper with memory (`memory`), more than 2x the median llm calls
+ * without memory (`costly`). One entry a case, the worst reason first.
+ * `passing` is the half's passing no-memory run (for a with-memory run), with its results.
+ */
+export function shortCases(run: RunState, results: readonly CaseResult[], passing: { run: RunState; results: readonly CaseResult[] } | null): ShortCase[] {
+  const without = new Map((passing?.results ?? []).map((r) => [r.id, r]));
+  const out: ShortCase[] = [];
+  for (const id of run.grade!.wrong) {
+    const memory = passing !== null && !passing.run.grade!.wrong.includes(id);
+    out.push({ id, reason: memory ? 'memory' : 'wrong', note: memory ? `right without memory (${passing.run.name}), wrong with it` : `still wrong after ${run.name}` });
+  }
+  const sum = (rs: Iterable<CaseResult>) => [...rs].reduce((n, r) => n + r.tokens, 0);
+  if (run.half === 'mem') {
+    for (const r of results) {
+      if (r.memoryWrites.savedTwice > 0) out.push({ id: r.id, reason: 'memory', note: `saved ${r.memoryWrites.savedTwice} fact(s) twice in ${run.name}` });
+    }
+    // Saving too little (SPEC 3.4: not above the passing no-memory run's tokens, 10% noise allowed): the cases no cheaper with memory.
+    if (passing && sum(results) > sum(without.values()) * 1.1) {
+      for (const r of results) {
+        const before = without.get(r.id);
+        if (before && r.tokens >= before.tokens) out.push({ id: r.id, reason: 'memory', note: `no cheaper with memory in ${run.name}: ${r.tokens} tokens, ${before.tokens} without (${passing.run.name})` });
+      }
+    }
+  } else {
+    const calls = median(results.map((r) => r.llmCalls));
+    for (const r of results) if (calls > 0 && r.llmCalls > 2 * calls) out.push({ id: r.id, reason: 'costly', note: `${r.llmCalls} llm calls in ${run.name}, more than 2x the median (${calls})` });
+  }
+  return out.filter((s, i) => out.findIndex((o) => o.id === s.id) === i);
+}
+
+/** Of the wrong cases, those the judge says are at fault themselves (`caseOnly`) and not yet on the difficult list. */
+export function caseOnlyCases(wrong: readonly string[], judge: JudgeFile, listed: ReadonlySet<string>): string[] {
+  return wrong.filter((id) => {
+    const j = judge[id];
+    return isJudgeOutput(j) && j.caseOnly && !listed.has(id);
+  });
+}
+
+/** Rules a revert of the half's unconfirmed and pending edits makes right: at `maxRuns` (b), and before it (b'). */
+const REVERTS = new Set<string>(['unreverted', 'unsettled']);
+
+export type RefusalFix =
+  /** A rule only a person can make right: auto stops, with the commands that would. */
+  | { kind: 'person'; reason: string; command: string }
+  /** The tool's to make right: revert (when a rule asks it), put the wrong cases not listed on the difficult list, then record PASSED. */
+  | { kind: 'tool'; revert: boolean };
+
+/** How a PASSED the rules refuse is made right, and by whom. */
+export function passedRefusalFix(run: RunState, breaks: readonly RuleBreak[]): RefusalFix {
+  const person = breaks.filter((b) => !REVERTS.has(b.rule) && b.rule !== 'wrong-not-difficult');
+  if (person.length > 0) {
+    return {
+      kind: 'person',
+      reason: `PASSED of ${run.name} is refused and a person must decide: ${person.map((b) => b.message).join('; ')}`,
+      command: `${breaks.map((b) => b.fix).join(' && ')} && git tune grade --verdict PASSED --run ${run.name}`,
+    };
+  }
+  return { kind: 'tool', revert: breaks.some((b) => REVERTS.has(b.rule)) };
+}

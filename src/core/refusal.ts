@@ -1,0 +1,23 @@
+/**
+ * A decision that says no, as data: the rule's code, what was refused and the
+ * command that fixes it. Core decides and never throws for a rule; the app
+ * throws it as a TuneError (src/app/refuse.ts) with the exit code of its
+ * kind: `usage` (2, the request is wrong) or `history` (3, the history does
+ * not allow it now).
+ */
+export interface Refusal {
+  refused: true;
+  kind: 'usage' | 'history';
+  code: string;
+  message: string;
+  hint?: string;
+  details?: string[];
+}
+
+export function refusal(kind: Refusal['kind'], code: string, message: string, hint?: string, details?: string[]): Refusal {
+  return { refused: true, kind, code, message, ...(hint !== undefined ? { hint } : {}), ...(details !== undefined ? { details } : {}) };
+}
+
+export function isRefusal(value: unknown): value is Refusal {
+  return typeof value === 'object' && value !== null && (value as { refused?: unknown }).refused === true;
+}
