@@ -5,6 +5,7 @@ import { openRepo } from '../git/open.js';
 import type { GitRepo } from '../git/types.js';
 import { installWorkflows, type InstalledWorkflow } from './ci.js';
 import { commitStep, type WriteContext } from './commit.js';
+import { DryRun } from './dry-run.js';
 import { CONFIG_FILE, parseConfig, renderConfig } from './config-file.js';
 import { importDataset } from './dataset.js';
 import { skillToInstall } from './hooks.js';
@@ -56,6 +57,7 @@ export async function initTuning(cwd: string, name: string, flags: InitFlags, ct
   const ref = branchRef(name);
   if (await repo.resolveRef(ref)) {
     if (flags.github && !flags.prose && !flags.memoryPolicy && !flags.runner && !flags.judge && !flags.editor && !flags.dataset) {
+      if (ctx.dryRun) throw new DryRun([], 'install the GitHub workflows into .github/workflows/ (files, no commit)');
       return { kind: 'workflows', workflows: await installWorkflows(repo.dir, await loadTuning(repo, name), ctx.env) };
     }
     throw usageError('tuning-exists', `tuning ${name} already exists (branch ${branchName(name)})`, `git switch ${branchName(name)} && git tune next`);

@@ -113,6 +113,11 @@ describe('--dry-run: the commits a step would write, and nothing written', () =>
     expect(init.plan.then).toContain('import cases.yaml');
     expect(existsSync(repo.path('.git/hooks/post-commit'))).toBe(false);
     await ok(repo, [...initArgs, '--no-hooks']);
+    // init --github alone on the tuning that exists would only install the workflows: files, said, not written.
+    const github = await dryRun(repo, ['init', 'desk', '--github']);
+    expect(github.plan.commits).toEqual([]);
+    expect(github.plan.then).toContain('GitHub workflows');
+    expect(existsSync(repo.path('.github'))).toBe(false);
 
     // dataset import: the dataset commit of the changed file.
     repo.write({ 'more.yaml': [...CASES, { id: 'desk-bye', class: 'desk', input: 'Say goodbye', checks: [] }].map((c) => `- ${JSON.stringify(c)}`).join('\n') + '\n' });

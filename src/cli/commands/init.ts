@@ -57,7 +57,8 @@ async function run(io: CommandIO, name: string, opts: InitOptions): Promise<void
   try {
     outcome = await initTuning(io.cwd, name, opts, io);
   } catch (err) {
-    throw err instanceof DryRun
+    // The init commit planned: what follows it (the workflows-only dry run says its own).
+    throw err instanceof DryRun && err.commits.length > 0
       ? err.followedBy(`switch to ${branchName(name)}${opts.dataset ? `, import ${opts.dataset} (a commit)` : ''}${opts.hooks !== false ? ', install the git hooks' : ''}${opts.github ? ', install the GitHub workflows' : ''}`)
       : err;
   }
