@@ -23,9 +23,10 @@ export function renderNext(step: NextStep): string {
 }
 
 /** The tuning read again after a step: its next step. */
-export async function nextAfter(io: CommandIO, tuning: string | undefined): Promise<NextStep> {
-  const [{ nextFor }, { openTuning }] = await Promise.all([import('../../app/decide.js'), import('../../app/tuning.js')]);
-  return nextFor(await openTuning(io.cwd, tuning));
+export async function nextAfter(io: CommandIO, tuning: string | undefined, start = false): Promise<NextStep> {
+  const [{ nextFor }, { openTuning, loadTuning }, { openRepo }] = await Promise.all([import('../../app/decide.js'), import('../../app/tuning.js'), import('../../git/open.js')]);
+  // `next` is where a command starts (an interrupted step is finished first); after a step, the tuning is only read again.
+  return nextFor(start ? await openTuning(io.cwd, tuning) : await loadTuning(await openRepo(io.cwd), tuning));
 }
 
 /**
@@ -44,7 +45,7 @@ export async function printDone(io: CommandIO, opts: { json?: boolean; tuning?: 
 }
 
 async function run(io: CommandIO, opts: { json?: boolean; tuning?: string }): Promise<void> {
-  const step = await nextAfter(io, opts.tuning);
+  const step = await nextAfter(io, opts.tuning, true);
   if (opts.json) printJson(io, step);
   else io.out(renderNext(step));
 }
