@@ -1,9 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI, ROOT, TempRepo } from '../helpers/repo.js';
+import { ROOT, startTune, tuneOkSync, type CliResult } from '../helpers/cli.js';
+import { TempRepo } from '../helpers/repo.js';
+import { stepCommits, story, type StepCommit } from '../helpers/tuning.js';
 
 /**
  * `git tune auto` to `done` on a second agent, a help desk written for the
@@ -37,55 +38,18 @@ function deskRepo(): Desk {
   cpSync(HELPDESK, repo.dir, { recursive: true });
   repo.git('add', '-A');
   repo.git('commit', '-q', '-m', 'the help desk');
-  const init = repo.tune(['init', 'desk', '--prose', 'desk/**/*.md', '--memory-policy', 'desk/memory-policy.md',
+  tuneOkSync(repo, ['init', 'desk', '--prose', 'desk/**/*.md', '--memory-policy', 'desk/memory-policy.md',
     '--runner', 'node runner.mjs', '--judge', 'node judge.mjs', '--editor', 'node editor.mjs', '--dataset', 'cases.json']);
-  if (init.code !== 0) throw new Error(init.stderr);
-  for (const [key, value] of SETTINGS) {
-    const set = repo.tune(['config', 'set', key, value]);
-    if (set.code !== 0) throw new Error(set.stderr);
-  }
+  for (const [key, value] of SETTINGS) tuneOkSync(repo, ['config', 'set', key, value]);
   return { repo, env: { HELPDESK_STATE: state } };
 }
 
-interface Finished {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-function start(desk: Desk, args: string[]): { child: ChildProcess; done: Promise<Finished> } {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd: desk.repo.dir, env: { ...process.env, ...desk.repo.env, ...desk.env } });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-  return { child, done: new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }))) };
-}
-
-interface Step {
-  oid: string;
-  subject: string;
-  step: string;
-  run: string;
-  verdict: string;
-  aims: string;
-}
-
-function history(repo: TempRepo): Step[] {
-  const t = (key: string) => `%(trailers:key=${key},valueonly,separator=%x2c)`;
-  const out = repo.git('log', '--first-parent', '--reverse', `--format=%H%x1f%s%x1f${t('Tune-Step')}%x1f${t('Tune-Run')}%x1f${t('Tune-Verdict')}%x1f${t('Tune-Aims')}%x1e`, 'tune/desk');
-  return out.split('\x1e').map((r) => r.trim()).filter(Boolean).map((r) => {
-    const [oid, subject, step, run, verdict, aims] = r.split('\x1f').map((x) => x.trim());
-    return { oid: oid!, subject: subject!, step: step!, run: run!, verdict: verdict!, aims: aims! };
-  });
-}
-
-const story = (steps: Step[]) => steps.filter((s) => s.step !== 'run-start').map((s) => `${s.step} ${s.run} ${s.verdict}`.trim());
+const start = (desk: Desk, args: string[]) => startTune(desk.repo, args, desk.env);
+const history = (repo: TempRepo) => stepCommits(repo, 'tune/desk');
 const at = (repo: TempRepo, file: string) => repo.git('show', `tune/desk:${file}`);
 
 describe.concurrent('git tune auto on a help desk that is not the example', () => {
-  let reference: Promise<{ desk: Desk; result: Finished }> | null = null;
+  let reference: Promise<{ desk: Desk; result: CliResult }> | null = null;
   const uninterrupted = () => {
     reference ??= (async () => {
       const desk = deskRepo();
@@ -169,7 +133,7 @@ describe.concurrent('git tune auto on a help desk that is not the example', () =
 
   it('killed at three points and resumed (the last time with --until final first): the same history', async () => {
     const desk = deskRepo();
-    const points: Array<{ name: string; ready: (steps: Step[]) => boolean }> = [
+    const points: Array<{ name: string; ready: (steps: StepCommit[]) => boolean }> = [
       { name: 'between the revert and the grade', ready: (s) => s.some((x) => x.step === 'revert') },
       { name: 'mid-run of batch 2', ready: (s) => s.some((x) => x.step === 'run-start' && x.run === 'batch02-nomem-run1') },
       { name: 'between the memory entry and PASSED', ready: (s) => s.some((x) => x.step === 'difficult' && x.subject.includes('bill-session-log')) },

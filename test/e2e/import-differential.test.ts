@@ -17,7 +17,8 @@ import { applyImport, planFolderImport, readFolder } from '../../src/app/import.
 import { loadTuning } from '../../src/app/tuning.js';
 import { openRepo } from '../../src/git/open.js';
 import { generateFolderStates, type FolderState } from '../helpers/folder-method.js';
-import { ROOT, TempRepo } from '../helpers/repo.js';
+import { ROOT } from '../helpers/cli.js';
+import { TempRepo } from '../helpers/repo.js';
 
 /**
  * The proof of `git tune import` (docs/design.md, "Import"): on folder states
