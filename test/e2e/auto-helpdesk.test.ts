@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT, startTune, tuneOkSync, type CliResult } from '../helpers/cli.js';
-import { TempRepo } from '../helpers/repo.js';
+import { readRef, TempRepo } from '../helpers/repo.js';
 import { stepCommits, story, type StepCommit } from '../helpers/tuning.js';
 
 /**
@@ -142,10 +142,10 @@ describe.concurrent('git tune auto on a help desk that is not the example', () =
       const auto = start(desk, ['auto']);
       let ended = false;
       void auto.done.then(() => (ended = true));
-      let tip = '';
+      let tip: string | null = '';
       for (;;) {
         if (ended) throw new Error(`auto ended before ${point.name}: ${(await auto.done).stderr.slice(-1500)}`);
-        const now = desk.repo.git('rev-parse', 'tune/desk').trim();
+        const now = readRef(desk.repo, 'refs/heads/tune/desk');
         if (now !== tip && point.ready(history(desk.repo))) break;
         tip = now;
         await new Promise((r) => setTimeout(r, 10));

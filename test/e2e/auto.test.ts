@@ -1,7 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startTune as start, tuneAsync, type CliResult } from '../helpers/cli.js';
-import type { TempRepo } from '../helpers/repo.js';
+import { readRef, type TempRepo } from '../helpers/repo.js';
 import { exampleRepo, stepCommits, story, type StepCommit } from '../helpers/tuning.js';
 
 /**
@@ -44,11 +44,11 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function waitFor(repo: TempRepo, ready: (steps: StepCommit[]) => boolean, running: Promise<CliResult>): Promise<boolean> {
   let ended = false;
   void running.then(() => (ended = true));
-  const before = repo.git('rev-parse', 'tune/demo').trim();
+  const before = readRef(repo, 'refs/heads/tune/demo');
   let tip = before;
   let steps: StepCommit[] = [];
   while (!ended) {
-    const now = repo.git('rev-parse', 'tune/demo').trim();
+    const now = readRef(repo, 'refs/heads/tune/demo');
     if (now !== tip) {
       tip = now;
       steps = history(repo);

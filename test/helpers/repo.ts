@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { tuneSync, type CliResult } from './cli.js';
@@ -96,6 +96,21 @@ export function revOrNull(repo: TempRepo, ref: string): string | null {
     return repo.git('rev-parse', '--verify', '-q', ref).trim() || null;
   } catch {
     return null;
+  }
+}
+
+/**
+ * The commit a full ref name points at, read from the ref files as git
+ * writes them (a lock, then a rename): for loops that watch a branch move
+ * while a command runs, where a `git rev-parse` every few milliseconds
+ * would cost more than the command watched.
+ */
+export function readRef(repo: TempRepo, ref: string): string | null {
+  try {
+    return readFileSync(repo.path('.git', ref), 'utf8').trim();
+  } catch {
+    const packed = existsSync(repo.path('.git', 'packed-refs')) ? readFileSync(repo.path('.git', 'packed-refs'), 'utf8') : '';
+    return packed.split('\n').find((l) => l.endsWith(` ${ref}`))?.slice(0, 40) ?? null;
   }
 }
 
