@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT, startTune, tuneOkSync, type CliResult } from '../helpers/cli.js';
 import { readRef, TempRepo } from '../helpers/repo.js';
-import { stepCommits, story, type StepCommit } from '../helpers/tuning.js';
+import { stepCommits, story, template, type StepCommit } from '../helpers/tuning.js';
 
 /**
  * `git tune auto` to `done` on a second agent, a help desk written for the
@@ -30,17 +30,21 @@ interface Desk {
   env: Record<string, string>;
 }
 
+/** The help desk with its tuning made by `git tune init` and `config set` (made once, copied per test), and a judge state of its own. */
 function deskRepo(): Desk {
-  const repo = new TempRepo('git-tune-desk-');
+  const repo = TempRepo.copyOf(template('desk', () => {
+    const made = new TempRepo('git-tune-desk-');
+    made.git('init', '-q', '-b', 'main');
+    cpSync(HELPDESK, made.dir, { recursive: true });
+    made.git('add', '-A');
+    made.git('commit', '-q', '-m', 'the help desk');
+    tuneOkSync(made, ['init', 'desk', '--prose', 'desk/**/*.md', '--memory-policy', 'desk/memory-policy.md',
+      '--runner', 'node runner.mjs', '--judge', 'node judge.mjs', '--editor', 'node editor.mjs', '--dataset', 'cases.json']);
+    for (const [key, value] of SETTINGS) tuneOkSync(made, ['config', 'set', key, value]);
+    return made;
+  }), 'git-tune-desk-');
   const state = mkdtempSync(path.join(os.tmpdir(), 'git-tune-desk-judge-'));
   cleanup.push(() => repo.cleanup(), () => rmSync(state, { recursive: true, force: true }));
-  repo.git('init', '-q', '-b', 'main');
-  cpSync(HELPDESK, repo.dir, { recursive: true });
-  repo.git('add', '-A');
-  repo.git('commit', '-q', '-m', 'the help desk');
-  tuneOkSync(repo, ['init', 'desk', '--prose', 'desk/**/*.md', '--memory-policy', 'desk/memory-policy.md',
-    '--runner', 'node runner.mjs', '--judge', 'node judge.mjs', '--editor', 'node editor.mjs', '--dataset', 'cases.json']);
-  for (const [key, value] of SETTINGS) tuneOkSync(repo, ['config', 'set', key, value]);
   return { repo, env: { HELPDESK_STATE: state } };
 }
 

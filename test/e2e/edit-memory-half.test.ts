@@ -2,6 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tuneAsync, tuneOk } from '../helpers/cli.js';
 import { TempRepo } from '../helpers/repo.js';
+import { templateAsync } from '../helpers/tuning.js';
 
 /**
  * Edits at the edges of a batch's halves, through the real CLI (SPEC 2, 3.3,
@@ -52,10 +53,15 @@ interface Status {
 }
 const status = async (repo: TempRepo) => JSON.parse((await tuneOk(repo, ['status', '--json'])).stdout) as Status;
 
-/** Four cases, batches of two; batch 1's no-memory run passed and its candidate memory is built. */
+/** Four cases, batches of two; batch 1's no-memory run passed and its candidate memory is built (once; a copy per test). */
 async function candidateBuilt(): Promise<TempRepo> {
-  const repo = TempRepo.create({ 'agents/prompt.md': 'Answer politely.\n', [POLICY]: '- save what you look up\n', 'agent.mjs': AGENT });
+  const repo = TempRepo.copyOf(await templateAsync('candidate built', buildCandidate));
   repos.push(repo);
+  return repo;
+}
+
+async function buildCandidate(): Promise<TempRepo> {
+  const repo = TempRepo.create({ 'agents/prompt.md': 'Answer politely.\n', [POLICY]: '- save what you look up\n', 'agent.mjs': AGENT });
   repo.write({ 'cases.yaml': CASES.map((c) => `- ${JSON.stringify(c)}`).join('\n') + '\n' });
   repo.git('add', 'cases.yaml');
   repo.git('commit', '-q', '-m', 'the cases');

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT, tuneAsync, tuneOk } from '../helpers/cli.js';
 import { TempRepo } from '../helpers/repo.js';
+import { templateAsync } from '../helpers/tuning.js';
 
 /**
  * `git tune edit` and `git tune revert` (SPEC 3.5, 4) through the real CLI:
@@ -39,10 +40,15 @@ const tip = (repo: TempRepo) => repo.git('rev-parse', 'HEAD').trim();
 const changesOf = (run: string) => `.tune/desk/runs/${run}/changes.md`;
 const replaceLine = (text: string, n: number, line: string) => text.split('\n').map((l, i) => (i === n - 1 ? line : l)).join('\n');
 
-/** A tuning of the three cases whose first run is graded as drafted. */
+/** A tuning of the three cases whose first run is graded as drafted (built once per config, a copy per test). */
 async function graded(config: Array<[string, string]> = []): Promise<TempRepo> {
-  const repo = TempRepo.create({ 'agents/prompt.md': 'Answer politely.\n', 'agents/refunds.md': REFUNDS, 'agents/memory-policy.md': '- save what you look up\n', 'notes/todo.md': 'later\n' });
+  const repo = TempRepo.copyOf(await templateAsync(`graded ${JSON.stringify(config)}`, () => buildGraded(config)));
   repos.push(repo);
+  return repo;
+}
+
+async function buildGraded(config: Array<[string, string]>): Promise<TempRepo> {
+  const repo = TempRepo.create({ 'agents/prompt.md': 'Answer politely.\n', 'agents/refunds.md': REFUNDS, 'agents/memory-policy.md': '- save what you look up\n', 'notes/todo.md': 'later\n' });
   repo.write({ 'cases.yaml': CASES.map((c) => `- ${JSON.stringify(c)}`).join('\n') + '\n' });
   repo.git('add', 'cases.yaml');
   repo.git('commit', '-q', '-m', 'the cases');

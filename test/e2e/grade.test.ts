@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT, tuneAsync, tuneOk } from '../helpers/cli.js';
 import { TempRepo } from '../helpers/repo.js';
+import { templateAsync } from '../helpers/tuning.js';
 
 /**
  * `git tune grade` (SPEC 3.4) through the real CLI: the draft, the findings a
@@ -27,10 +28,15 @@ afterAll(() => {
 });
 
 
-/** A tuning of `cases` (one batch holds them all) whose first run has finished. */
+/** A tuning of `cases` (one batch holds them all) whose first run has finished (built once per cases and config, a copy per test). */
 async function ranOnce(cases: Record<string, Check[]>, config: Array<[string, string]> = []): Promise<TempRepo> {
-  const repo = TempRepo.create({ 'agents/prompt.md': 'Answer politely.\n' });
+  const repo = TempRepo.copyOf(await templateAsync(`ran once ${JSON.stringify([cases, config])}`, () => buildRanOnce(cases, config)));
   repos.push(repo);
+  return repo;
+}
+
+async function buildRanOnce(cases: Record<string, Check[]>, config: Array<[string, string]>): Promise<TempRepo> {
+  const repo = TempRepo.create({ 'agents/prompt.md': 'Answer politely.\n' });
   const ids = Object.keys(cases);
   repo.write({ 'cases.yaml': ids.map((id) => `- ${JSON.stringify({ id, class: 'desk', input: id, checks: cases[id] })}`).join('\n') + '\n' });
   repo.git('add', 'cases.yaml');

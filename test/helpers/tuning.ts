@@ -38,10 +38,41 @@ export const EXAMPLE_INIT = ['--prose', 'agents/**/*.md', '--memory-policy', 'ag
 
 /**
  * A repository holding the example agent, with tunings made by `git tune
- * init` and `config set`, the first one checked out.
+ * init` and `config set`, the first one checked out. Built once per set of
+ * tunings in a test file; each call gets its own copy (the same commits).
  */
 export function exampleRepo(tunings: Record<string, Record<string, string>>, prefix = 'git-tune-example-'): TempRepo {
-  const repo = new TempRepo(prefix);
+  return TempRepo.copyOf(template(`example ${JSON.stringify(tunings)}`, () => buildExampleRepo(tunings)), prefix);
+}
+
+const templates = new Map<string, TempRepo | Promise<TempRepo>>();
+const made: TempRepo[] = [];
+
+function kept(repo: TempRepo): TempRepo {
+  if (made.length === 0) process.once('exit', () => made.forEach((t) => t.cleanup()));
+  made.push(repo);
+  return repo;
+}
+
+/**
+ * A repository made once in this test file by `build` (removed when the
+ * file's process ends), for tests that start from the same history: they
+ * work in copies of it (TempRepo.copyOf), which hold the very commits a
+ * rebuild would write.
+ */
+export function template(key: string, build: () => TempRepo): TempRepo {
+  if (!templates.has(key)) templates.set(key, kept(build()));
+  return templates.get(key) as TempRepo;
+}
+
+/** The same for a history the CLI builds asynchronously; tests running side by side wait for the one build. */
+export function templateAsync(key: string, build: () => Promise<TempRepo>): Promise<TempRepo> {
+  if (!templates.has(key)) templates.set(key, build().then(kept));
+  return templates.get(key) as Promise<TempRepo>;
+}
+
+function buildExampleRepo(tunings: Record<string, Record<string, string>>): TempRepo {
+  const repo = new TempRepo('git-tune-example-');
   repo.git('init', '-q', '-b', 'main');
   cpSync(EXAMPLE, repo.dir, { recursive: true });
   repo.git('add', '-A');
