@@ -4,6 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { formatStep } from '../../src/core/steps.js';
 import { ROOT, tuneAsync, tuneOk, type CliResult } from '../helpers/cli.js';
 import { TempRepo } from '../helpers/repo.js';
+import { templateAsync } from '../helpers/tuning.js';
 
 /**
  * Edits settle at grading, and a VOID final check runs again, through the
@@ -48,10 +49,15 @@ async function edits(repo: TempRepo): Promise<Edit[]> {
   return (JSON.parse((await tuneOk(repo, ['status', '--json'])).stdout) as { edits: Edit[] }).edits;
 }
 
-/** A tuning of the desk agent with its cases, planned and run once, graded as drafted. */
+/** A tuning of the desk agent with its cases, planned and run once, graded as drafted (built once per cases and config, a copy per test). */
 async function desk(cases = CASES, config: Array<[string, string]> = []): Promise<TempRepo> {
-  const repo = TempRepo.create({ [MAIN]: MAIN_TEXT, [TONE]: TONE_TEXT, 'cases.json': JSON.stringify(cases) });
+  const repo = TempRepo.copyOf(await templateAsync(`desk ${JSON.stringify([cases, config])}`, () => buildDesk(cases, config)));
   repos.push(repo);
+  return repo;
+}
+
+async function buildDesk(cases: typeof CASES, config: Array<[string, string]>): Promise<TempRepo> {
+  const repo = TempRepo.create({ [MAIN]: MAIN_TEXT, [TONE]: TONE_TEXT, 'cases.json': JSON.stringify(cases) });
   await tuneOk(repo, ['init', 'desk', '--prose', 'desk/**/*.md', '--runner', `node ${AGENT}`, '--dataset', 'cases.json', '--no-hooks']);
   for (const [key, value] of [['minBatch', String(cases.length)], ['maxBatch', String(cases.length)], ...config]) await tuneOk(repo, ['config', 'set', key!, value!]);
   await tuneOk(repo, ['select']);
