@@ -1,9 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI, ROOT, TempRepo } from '../helpers/repo.js';
+import { ROOT, startTune, tuneOkSync, type CliResult } from '../helpers/cli.js';
+import { readRef, TempRepo } from '../helpers/repo.js';
+import { stepCommits, story, template, type StepCommit } from '../helpers/tuning.js';
 
 /**
  * `git tune auto` to `done` on a second agent, a help desk written for the
@@ -29,63 +30,30 @@ interface Desk {
   env: Record<string, string>;
 }
 
+/** The help desk with its tuning made by `git tune init` and `config set` (made once, copied per test), and a judge state of its own. */
 function deskRepo(): Desk {
-  const repo = new TempRepo('git-tune-desk-');
+  const repo = TempRepo.copyOf(template('desk', () => {
+    const made = new TempRepo('git-tune-desk-');
+    made.git('init', '-q', '-b', 'main');
+    cpSync(HELPDESK, made.dir, { recursive: true });
+    made.git('add', '-A');
+    made.git('commit', '-q', '-m', 'the help desk');
+    tuneOkSync(made, ['init', 'desk', '--prose', 'desk/**/*.md', '--memory-policy', 'desk/memory-policy.md',
+      '--runner', 'node runner.mjs', '--judge', 'node judge.mjs', '--editor', 'node editor.mjs', '--dataset', 'cases.json']);
+    for (const [key, value] of SETTINGS) tuneOkSync(made, ['config', 'set', key, value]);
+    return made;
+  }), 'git-tune-desk-');
   const state = mkdtempSync(path.join(os.tmpdir(), 'git-tune-desk-judge-'));
   cleanup.push(() => repo.cleanup(), () => rmSync(state, { recursive: true, force: true }));
-  repo.git('init', '-q', '-b', 'main');
-  cpSync(HELPDESK, repo.dir, { recursive: true });
-  repo.git('add', '-A');
-  repo.git('commit', '-q', '-m', 'the help desk');
-  const init = repo.tune(['init', 'desk', '--prose', 'desk/**/*.md', '--memory-policy', 'desk/memory-policy.md',
-    '--runner', 'node runner.mjs', '--judge', 'node judge.mjs', '--editor', 'node editor.mjs', '--dataset', 'cases.json']);
-  if (init.code !== 0) throw new Error(init.stderr);
-  for (const [key, value] of SETTINGS) {
-    const set = repo.tune(['config', 'set', key, value]);
-    if (set.code !== 0) throw new Error(set.stderr);
-  }
   return { repo, env: { HELPDESK_STATE: state } };
 }
 
-interface Finished {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-function start(desk: Desk, args: string[]): { child: ChildProcess; done: Promise<Finished> } {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd: desk.repo.dir, env: { ...process.env, ...desk.repo.env, ...desk.env } });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-  return { child, done: new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }))) };
-}
-
-interface Step {
-  oid: string;
-  subject: string;
-  step: string;
-  run: string;
-  verdict: string;
-  aims: string;
-}
-
-function history(repo: TempRepo): Step[] {
-  const t = (key: string) => `%(trailers:key=${key},valueonly,separator=%x2c)`;
-  const out = repo.git('log', '--first-parent', '--reverse', `--format=%H%x1f%s%x1f${t('Tune-Step')}%x1f${t('Tune-Run')}%x1f${t('Tune-Verdict')}%x1f${t('Tune-Aims')}%x1e`, 'tune/desk');
-  return out.split('\x1e').map((r) => r.trim()).filter(Boolean).map((r) => {
-    const [oid, subject, step, run, verdict, aims] = r.split('\x1f').map((x) => x.trim());
-    return { oid: oid!, subject: subject!, step: step!, run: run!, verdict: verdict!, aims: aims! };
-  });
-}
-
-const story = (steps: Step[]) => steps.filter((s) => s.step !== 'run-start').map((s) => `${s.step} ${s.run} ${s.verdict}`.trim());
+const start = (desk: Desk, args: string[]) => startTune(desk.repo, args, desk.env);
+const history = (repo: TempRepo) => stepCommits(repo, 'tune/desk');
 const at = (repo: TempRepo, file: string) => repo.git('show', `tune/desk:${file}`);
 
 describe.concurrent('git tune auto on a help desk that is not the example', () => {
-  let reference: Promise<{ desk: Desk; result: Finished }> | null = null;
+  let reference: Promise<{ desk: Desk; result: CliResult }> | null = null;
   const uninterrupted = () => {
     reference ??= (async () => {
       const desk = deskRepo();
@@ -169,7 +137,7 @@ describe.concurrent('git tune auto on a help desk that is not the example', () =
 
   it('killed at three points and resumed (the last time with --until final first): the same history', async () => {
     const desk = deskRepo();
-    const points: Array<{ name: string; ready: (steps: Step[]) => boolean }> = [
+    const points: Array<{ name: string; ready: (steps: StepCommit[]) => boolean }> = [
       { name: 'between the revert and the grade', ready: (s) => s.some((x) => x.step === 'revert') },
       { name: 'mid-run of batch 2', ready: (s) => s.some((x) => x.step === 'run-start' && x.run === 'batch02-nomem-run1') },
       { name: 'between the memory entry and PASSED', ready: (s) => s.some((x) => x.step === 'difficult' && x.subject.includes('bill-session-log')) },
@@ -178,10 +146,10 @@ describe.concurrent('git tune auto on a help desk that is not the example', () =
       const auto = start(desk, ['auto']);
       let ended = false;
       void auto.done.then(() => (ended = true));
-      let tip = '';
+      let tip: string | null = '';
       for (;;) {
         if (ended) throw new Error(`auto ended before ${point.name}: ${(await auto.done).stderr.slice(-1500)}`);
-        const now = desk.repo.git('rev-parse', 'tune/desk').trim();
+        const now = readRef(desk.repo, 'refs/heads/tune/desk');
         if (now !== tip && point.ready(history(desk.repo))) break;
         tip = now;
         await new Promise((r) => setTimeout(r, 10));

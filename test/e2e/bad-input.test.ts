@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it, type ExpectStatic } from 'vitest';
-import { CLI, TempRepo, type CliResult } from '../helpers/repo.js';
+import { tuneAsync, type CliResult } from '../helpers/cli.js';
+import { TempRepo } from '../helpers/repo.js';
 
 /**
  * SPEC 3.1: a bad dataset is refused whole, with every problem listed (file,
@@ -74,16 +74,7 @@ beforeAll(() => {
 afterAll(() => repo.cleanup());
 
 /** The real CLI, asynchronously: refusals write nothing, so they run side by side. */
-function tune(args: string[]): Promise<CliResult> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: repo.dir, env: { ...process.env, ...repo.env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
+const tune = (args: string[]): Promise<CliResult> => tuneAsync(repo, args);
 
 describe.concurrent('a bad dataset is refused whole, every problem listed, nothing written', () => {
   /** Imports `file`, expects the refusal, and returns the problems listed. */

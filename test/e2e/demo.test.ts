@@ -1,9 +1,9 @@
-import { spawn, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI } from '../helpers/repo.js';
+import { CLI, startProcess } from '../helpers/cli.js';
 
 /**
  * `git tune demo [dir]`: a new repository with the example agent, tuned by
@@ -22,14 +22,7 @@ function userEnv(): Record<string, string> {
   return { ...env, HOME: home, GIT_CONFIG_GLOBAL: path.join(home, 'no-gitconfig'), GIT_CONFIG_NOSYSTEM: '1', NO_COLOR: '1' };
 }
 
-function demo(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [CLI, 'demo', ...args], { cwd: home, env: userEnv() });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-}
+const demo = (args: string[]) => startProcess(process.execPath, [CLI, 'demo', ...args], home, userEnv()).done;
 
 const git = (dir: string, ...args: string[]) => execFileSync('git', ['-C', dir, ...args], { encoding: 'utf8', env: userEnv() });
 

@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { sealMessage } from '../../src/core/steps.js';
 import { difficultFileAfter } from '../../src/app/difficult.js';
 import { loadTuning } from '../../src/app/tuning.js';
 import { openRepo } from '../../src/git/open.js';
-import { ROOT, TempRepo } from '../helpers/repo.js';
+import { ROOT } from '../helpers/cli.js';
+import { TempRepo } from '../helpers/repo.js';
+import { passGrade } from '../helpers/tuning.js';
 
 /**
  * `git tune difficult` (SPEC 3.6): the list with open / fixed / stuck,
@@ -40,15 +41,6 @@ const lastTrailers = (repo: TempRepo) => repo.git('log', '-1', '--format=%(trail
 const fileAtTip = (repo: TempRepo) => JSON.parse(repo.git('show', 'tune/desk:.tune/desk/difficult.json'));
 const clean = (repo: TempRepo) => repo.git('status', '--porcelain').replace(/^\?\? cases.yaml\n/m, '');
 const batchPlan = (repo: TempRepo, n: number) => JSON.parse(readFileSync(repo.path(`.tune/desk/batches/batch0${n}.json`), 'utf8'));
-
-/**
- * A PASSED grade written by native git, sealed as the tool seals its steps
- * (the fold reads commit messages only, and trusts sealed steps only).
- */
-function passGrade(repo: TempRepo, run: string): void {
-  const message = sealMessage(`tune(desk): grade ${run}: PASSED\n\n${['Tune-Tuning: desk', 'Tune-Step: grade', `Tune-Run: ${run}`, 'Tune-Verdict: PASSED', 'Tune-Wrong: (none)', 'Tune-Review: yes'].join('\n')}\n`);
-  repo.git('commit', '-q', '--allow-empty', '--cleanup=verbatim', '-m', message);
-}
 
 function ok(repo: TempRepo, args: string[]) {
   const r = repo.tune(args);

@@ -4,7 +4,8 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/program.js';
 import type { CommandIO } from '../../src/cli/io.js';
-import { ROOT, TempRepo } from '../helpers/repo.js';
+import { ROOT } from '../helpers/cli.js';
+import { TempRepo } from '../helpers/repo.js';
 
 /**
  * `--dry-run` on every command that writes steps: the step writer is told to

@@ -1,7 +1,8 @@
-import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI, TempRepo, type CliResult } from '../helpers/repo.js';
+import { tuneAsync, tuneOk } from '../helpers/cli.js';
+import { TempRepo } from '../helpers/repo.js';
+import { templateAsync } from '../helpers/tuning.js';
 
 /**
  * Edits at the edges of a batch's halves, through the real CLI (SPEC 2, 3.3,
@@ -41,23 +42,7 @@ afterAll(() => {
   for (const r of repos.splice(0)) r.cleanup();
 });
 
-function cli(repo: TempRepo, args: string[]): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: repo.dir, env: { ...process.env, ...repo.env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
 
-async function ok(repo: TempRepo, args: string[]): Promise<CliResult> {
-  const r = await cli(repo, args);
-  expect(r.code, `git tune ${args.join(' ')}\n${r.stderr}\n${r.stdout}`).toBe(0);
-  return r;
-}
 
 const tip = (repo: TempRepo) => repo.git('rev-parse', 'HEAD').trim();
 const write = (repo: TempRepo, file: string, text: string) => writeFileSync(repo.path(file), text);
@@ -66,36 +51,41 @@ interface Status {
   edits: Array<{ commit: string; run: string; status: string; aims: string[] }>;
   next: { kind: string; command: string | null; run: string | null; notes: string[] };
 }
-const status = async (repo: TempRepo) => JSON.parse((await ok(repo, ['status', '--json'])).stdout) as Status;
+const status = async (repo: TempRepo) => JSON.parse((await tuneOk(repo, ['status', '--json'])).stdout) as Status;
 
-/** Four cases, batches of two; batch 1's no-memory run passed and its candidate memory is built. */
+/** Four cases, batches of two; batch 1's no-memory run passed and its candidate memory is built (once; a copy per test). */
 async function candidateBuilt(): Promise<TempRepo> {
-  const repo = TempRepo.create({ 'agents/prompt.md': 'Answer politely.\n', [POLICY]: '- save what you look up\n', 'agent.mjs': AGENT });
+  const repo = TempRepo.copyOf(await templateAsync('candidate built', buildCandidate));
   repos.push(repo);
+  return repo;
+}
+
+async function buildCandidate(): Promise<TempRepo> {
+  const repo = TempRepo.create({ 'agents/prompt.md': 'Answer politely.\n', [POLICY]: '- save what you look up\n', 'agent.mjs': AGENT });
   repo.write({ 'cases.yaml': CASES.map((c) => `- ${JSON.stringify(c)}`).join('\n') + '\n' });
   repo.git('add', 'cases.yaml');
   repo.git('commit', '-q', '-m', 'the cases');
-  await ok(repo, ['init', 'desk', '--prose', 'agents/**/*.md', '--memory-policy', POLICY, '--runner', 'node agent.mjs', '--dataset', 'cases.yaml']);
-  await ok(repo, ['config', 'set', 'minBatch', '2']);
-  await ok(repo, ['config', 'set', 'maxBatch', '2']);
-  await ok(repo, ['config', 'set', 'recheck', '0']);
-  await ok(repo, ['select']);
-  await ok(repo, ['batch']);
-  await ok(repo, ['run']);
-  await ok(repo, ['grade', '--draft']);
-  expect((await ok(repo, ['grade'])).stdout).toContain('PASSED');
-  await ok(repo, ['memory', 'candidate']);
+  await tuneOk(repo, ['init', 'desk', '--prose', 'agents/**/*.md', '--memory-policy', POLICY, '--runner', 'node agent.mjs', '--dataset', 'cases.yaml']);
+  await tuneOk(repo, ['config', 'set', 'minBatch', '2']);
+  await tuneOk(repo, ['config', 'set', 'maxBatch', '2']);
+  await tuneOk(repo, ['config', 'set', 'recheck', '0']);
+  await tuneOk(repo, ['select']);
+  await tuneOk(repo, ['batch']);
+  await tuneOk(repo, ['run']);
+  await tuneOk(repo, ['grade', '--draft']);
+  expect((await tuneOk(repo, ['grade'])).stdout).toContain('PASSED');
+  await tuneOk(repo, ['memory', 'candidate']);
   return repo;
 }
 
 describe.concurrent('edits at the edges of a half', { timeout: 180_000 }, () => {
   it('a memory-policy edit after a with-memory run that fell short aims at its cases, and the run that passes confirms it', async () => {
     const repo = await candidateBuilt();
-    await ok(repo, ['run']);
-    await ok(repo, ['grade', '--draft']);
+    await tuneOk(repo, ['run']);
+    await tuneOk(repo, ['grade', '--draft']);
     const findings = readFileSync(repo.path('.tune/desk/runs/batch01-mem-run1/findings.md'), 'utf8');
     expect(findings).toMatch(/^## CORRECT$/m); // every answer right, but each fact saved twice
-    await ok(repo, ['grade']);
+    await tuneOk(repo, ['grade']);
     expect((await status(repo)).next.kind).toBe('edit');
 
     write(repo, POLICY, '- save what you look up\n- never save a fact twice\n');
@@ -103,34 +93,34 @@ describe.concurrent('edits at the edges of a half', { timeout: 180_000 }, () => 
     const plan = JSON.parse(readFileSync(repo.path('.tune/desk/batches/batch01.json'), 'utf8')) as { new: string[]; recheck: string[] };
     const cases = [...plan.new, ...plan.recheck];
     expect(cases).toHaveLength(2);
-    const edit = await ok(repo, ['edit']);
+    const edit = await tuneOk(repo, ['edit']);
     expect(edit.stdout).toContain(`; aims ${cases.join(', ')}\n`);
     expect(repo.git('log', '-1', '--format=%(trailers:key=Tune-Aims,valueonly)').trim()).toBe('');
     expect((await status(repo)).edits).toMatchObject([{ run: 'batch01-mem-run1', status: 'pending', aims: cases }]);
 
-    await ok(repo, ['run']);
-    await ok(repo, ['grade', '--draft']);
+    await tuneOk(repo, ['run']);
+    await tuneOk(repo, ['grade', '--draft']);
     expect(readFileSync(repo.path('.tune/desk/runs/batch01-mem-run2/findings.md'), 'utf8')).toMatch(/^## PASSED$/m);
-    await ok(repo, ['grade']);
+    await tuneOk(repo, ['grade']);
     const s = await status(repo);
     expect(s.edits.map((e) => e.status)).toEqual(['confirmed']);
     expect(s.next.kind).toBe('checkpoint');
-    expect((await ok(repo, ['log'])).stdout).toContain('edit after batch01-mem-run1: confirmed by batch01-mem-run2');
+    expect((await tuneOk(repo, ['log'])).stdout).toContain('edit after batch01-mem-run1: confirmed by batch01-mem-run2');
   });
 
   it('between batches, git tune edit refuses (exit 3) and names the run to make first; a hand commit there is unconfirmed, never pending', async () => {
     const repo = await candidateBuilt();
-    await ok(repo, ['run']);
-    await ok(repo, ['grade', '--draft']);
-    await ok(repo, ['grade', '--verdict', 'PASSED']);
-    await ok(repo, ['memory', 'checkpoint']);
+    await tuneOk(repo, ['run']);
+    await tuneOk(repo, ['grade', '--draft']);
+    await tuneOk(repo, ['grade', '--verdict', 'PASSED']);
+    await tuneOk(repo, ['memory', 'checkpoint']);
     expect((await status(repo)).next.kind).toBe('batch');
 
     // A memory-policy edit, and a prose edit: both would answer to batch01-mem-run1, whose half is over.
     write(repo, POLICY, '- save what you look up\n- never save a fact twice\n');
     write(repo, changesOf('batch01-mem-run1'), '- memory-policy.md: never save a fact twice\n');
     const before = { tip: tip(repo), status: repo.git('status', '--porcelain') };
-    const refused = await cli(repo, ['edit']);
+    const refused = await tuneAsync(repo, ['edit']);
     expect(refused.code, refused.stderr).toBe(3);
     expect(refused.stderr).toContain(
       "error: batch01-mem-run1 is the latest graded run and batch 1's memory was checkpointed: no run of batch 1 will try an edit now, so it could never be confirmed. Edits respond to a graded run: run batch 2, grade its first run, then edit",
@@ -141,7 +131,7 @@ describe.concurrent('edits at the edges of a half', { timeout: 180_000 }, () => 
     repo.git('checkout', '--', POLICY);
     repo.git('clean', '-fdq', '.tune');
     write(repo, 'agents/prompt.md', 'Answer politely.\nBe brief.\n');
-    const prose = await cli(repo, ['edit']);
+    const prose = await tuneAsync(repo, ['edit']);
     expect(prose.code, prose.stderr).toBe(3);
     expect(prose.stderr).toContain('no run of batch 1 will try an edit now');
 
@@ -153,11 +143,11 @@ describe.concurrent('edits at the edges of a half', { timeout: 180_000 }, () => 
     expect(s.next.kind).toBe('batch');
     expect(s.next.notes.join('\n')).toContain(`edit ${hand.slice(0, 7)} came after batch 1's memory was checkpointed`);
 
-    await ok(repo, ['batch']);
-    const refusedAgain = await cli(repo, ['edit']);
+    await tuneOk(repo, ['batch']);
+    const refusedAgain = await tuneAsync(repo, ['edit']);
     expect(refusedAgain.code).toBe(3);
     expect(refusedAgain.stderr).toContain('fix: git tune run\n');
-    await ok(repo, ['run']);
+    await tuneOk(repo, ['run']);
     s = await status(repo);
     expect(s.next).toMatchObject({ kind: 'grade', run: 'batch02-nomem-run1' });
     expect(s.edits.map((e) => e.status)).toEqual(['unconfirmed']);

@@ -3,7 +3,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI, ROOT, runCliAsync, TempRepo, type CliResult } from '../helpers/repo.js';
+import { ROOT, tuneAsync, tuneOk } from '../helpers/cli.js';
+import { TempRepo } from '../helpers/repo.js';
+import { templateAsync } from '../helpers/tuning.js';
 
 /**
  * `git tune edit` and `git tune revert` (SPEC 3.5, 4) through the real CLI:
@@ -31,13 +33,6 @@ afterAll(() => {
   for (const r of repos.splice(0)) r.cleanup();
 });
 
-const cli = runCliAsync;
-
-async function ok(repo: TempRepo, args: string[]): Promise<CliResult> {
-  const r = await cli(repo, args);
-  expect(r.code, `git tune ${args.join(' ')}\n${r.stderr}\n${r.stdout}`).toBe(0);
-  return r;
-}
 
 const read = (repo: TempRepo, file: string) => readFileSync(repo.path(file), 'utf8');
 const write = (repo: TempRepo, file: string, text: string) => writeFileSync(repo.path(file), text);
@@ -45,20 +40,25 @@ const tip = (repo: TempRepo) => repo.git('rev-parse', 'HEAD').trim();
 const changesOf = (run: string) => `.tune/desk/runs/${run}/changes.md`;
 const replaceLine = (text: string, n: number, line: string) => text.split('\n').map((l, i) => (i === n - 1 ? line : l)).join('\n');
 
-/** A tuning of the three cases whose first run is graded as drafted. */
+/** A tuning of the three cases whose first run is graded as drafted (built once per config, a copy per test). */
 async function graded(config: Array<[string, string]> = []): Promise<TempRepo> {
-  const repo = TempRepo.create({ 'agents/prompt.md': 'Answer politely.\n', 'agents/refunds.md': REFUNDS, 'agents/memory-policy.md': '- save what you look up\n', 'notes/todo.md': 'later\n' });
+  const repo = TempRepo.copyOf(await templateAsync(`graded ${JSON.stringify(config)}`, () => buildGraded(config)));
   repos.push(repo);
+  return repo;
+}
+
+async function buildGraded(config: Array<[string, string]>): Promise<TempRepo> {
+  const repo = TempRepo.create({ 'agents/prompt.md': 'Answer politely.\n', 'agents/refunds.md': REFUNDS, 'agents/memory-policy.md': '- save what you look up\n', 'notes/todo.md': 'later\n' });
   repo.write({ 'cases.yaml': CASES.map((c) => `- ${JSON.stringify(c)}`).join('\n') + '\n' });
   repo.git('add', 'cases.yaml');
   repo.git('commit', '-q', '-m', 'the cases');
-  await ok(repo, ['init', 'desk', '--prose', 'agents/**/*.md', '--memory-policy', 'agents/memory-policy.md', '--runner', `node ${RUNNER}`, '--dataset', 'cases.yaml']);
-  for (const [key, value] of config) await ok(repo, ['config', 'set', key, value]);
-  await ok(repo, ['select']);
-  await ok(repo, ['batch']);
-  await ok(repo, ['run']);
-  await ok(repo, ['grade', '--draft']);
-  await ok(repo, ['grade']);
+  await tuneOk(repo, ['init', 'desk', '--prose', 'agents/**/*.md', '--memory-policy', 'agents/memory-policy.md', '--runner', `node ${RUNNER}`, '--dataset', 'cases.yaml']);
+  for (const [key, value] of config) await tuneOk(repo, ['config', 'set', key, value]);
+  await tuneOk(repo, ['select']);
+  await tuneOk(repo, ['batch']);
+  await tuneOk(repo, ['run']);
+  await tuneOk(repo, ['grade', '--draft']);
+  await tuneOk(repo, ['grade']);
   return repo;
 }
 
@@ -72,12 +72,12 @@ async function edit(repo: TempRepo, run: string, files: Record<string, string>, 
     // the first edit after this run
   }
   write(repo, changesOf(run), `${before}${changes}\n`);
-  await ok(repo, ['edit']);
+  await tuneOk(repo, ['edit']);
   return tip(repo);
 }
 
 async function edits(repo: TempRepo): Promise<Array<{ commit: string; run: string; status: string; aims: string[] }>> {
-  return (JSON.parse((await ok(repo, ['status', '--json'])).stdout) as { edits: Array<{ commit: string; run: string; status: string; aims: string[] }> }).edits;
+  return (JSON.parse((await tuneOk(repo, ['status', '--json'])).stdout) as { edits: Array<{ commit: string; run: string; status: string; aims: string[] }> }).edits;
 }
 
 /**
@@ -101,7 +101,7 @@ function nativeRevert(repo: TempRepo, edit: string, file: string): { text: strin
 /** A refused command: its exit code, and nothing written: branch tip and working tree as before. */
 async function refused(repo: TempRepo, args: string[], code: number): Promise<string> {
   const before = { tip: tip(repo), status: repo.git('status', '--porcelain') };
-  const r = await cli(repo, args);
+  const r = await tuneAsync(repo, args);
   expect(r.code, r.stderr).toBe(code);
   expect({ tip: tip(repo), status: repo.git('status', '--porcelain') }).toEqual(before);
   return r.stderr;
@@ -126,7 +126,7 @@ describe.concurrent('git tune edit', { timeout: 180_000 }, () => {
     expect(missing).toContain(`fix: $EDITOR ${changesOf(RUN1)}   # then: git tune edit`);
 
     write(repo, changesOf(RUN1), '- prompt.md: the refund window in days\n\nAims: billing-refund-03\n');
-    const r = await ok(repo, ['edit']);
+    const r = await tuneOk(repo, ['edit']);
     expect(r.stdout).toContain(`edit of ${RUN1} recorded (${tip(repo).slice(0, 7)}): agents/prompt.md; aims billing-refund-03`);
     expect(r.stderr).not.toContain('warning');
     expect(repo.git('log', '-1', '--format=%(trailers:key=Tune-Aims,valueonly)').trim()).toBe('billing-refund-03');
@@ -139,7 +139,7 @@ describe.concurrent('git tune edit', { timeout: 180_000 }, () => {
 
     // A second edit after the same run adds to changes.md; without an Aims line of its own it aims at the run's wrong cases.
     write(repo, changesOf(RUN1), `${read(repo, changesOf(RUN1))}\n- prompt.md: keep answers short\n`);
-    await ok(repo, ['edit']);
+    await tuneOk(repo, ['edit']);
     expect(repo.git('log', '-1', '--format=%(trailers:key=Tune-Aims,valueonly)').trim()).toBe('');
     expect((await edits(repo)).map((e) => [...e.aims].sort())).toEqual([['billing-refund-03'], ['billing-refund-03', 'tech-reset-02']]);
     expect(repo.git('status', '--porcelain')).toBe('');
@@ -149,7 +149,7 @@ describe.concurrent('git tune edit', { timeout: 180_000 }, () => {
     const repo = await graded();
     write(repo, 'agents/prompt.md', 'Answer politely.\nFor billing-refund-03 say 30 days.\nIf asked "How do I reset my password?", send the reset link.\n');
     write(repo, changesOf(RUN1), '- prompt.md: two rules\n');
-    const first = await ok(repo, ['edit']);
+    const first = await tuneOk(repo, ['edit']);
     expect(first.stderr).toContain('warning: this edit names case id billing-refund-03: it tunes to the test\n');
     expect(first.stderr).toContain('warning: this edit quotes the input of case tech-reset-02 verbatim ("How do I reset my password?…"): it tunes to the test\n');
     expect(first.stdout).toContain(`edit of ${RUN1} recorded`);
@@ -160,7 +160,7 @@ describe.concurrent('git tune edit', { timeout: 180_000 }, () => {
 
     write(repo, 'agents/prompt.md', `${read(repo, 'agents/prompt.md')}Say hello to the customer warmly.\n`);
     write(repo, changesOf(RUN1), `${read(repo, changesOf(RUN1))}- prompt.md: greet warmly\n`);
-    const second = await ok(repo, ['edit']);
+    const second = await tuneOk(repo, ['edit']);
     expect(second.stderr).toContain('warning: this edit quotes the input of case desk-hello verbatim ("Say hello to the customer…"): it tunes to the test');
     expect(second.stderr).not.toContain('billing-refund-03'); // only lines this edit added are read
   });
@@ -171,9 +171,9 @@ describe.concurrent('git tune edit', { timeout: 180_000 }, () => {
     repo.write({ 'cases.yaml': `- ${JSON.stringify(CASES[0])}\n` });
     repo.git('add', 'cases.yaml');
     repo.git('commit', '-q', '-m', 'the cases');
-    await ok(repo, ['init', 'desk', '--prose', 'agents/**/*.md', '--memory-policy', 'agents/memory-policy.md', '--runner', `node ${RUNNER}`, '--dataset', 'cases.yaml']);
-    for (const args of [['select'], ['batch'], ['run'], ['grade', '--verdict', 'PASSED'], ['memory', 'candidate'], ['run'], ['grade', '--draft'], ['grade']]) await ok(repo, args);
-    const step = JSON.parse((await ok(repo, ['next', '--json'])).stdout);
+    await tuneOk(repo, ['init', 'desk', '--prose', 'agents/**/*.md', '--memory-policy', 'agents/memory-policy.md', '--runner', `node ${RUNNER}`, '--dataset', 'cases.yaml']);
+    for (const args of [['select'], ['batch'], ['run'], ['grade', '--verdict', 'PASSED'], ['memory', 'candidate'], ['run'], ['grade', '--draft'], ['grade']]) await tuneOk(repo, args);
+    const step = JSON.parse((await tuneOk(repo, ['next', '--json'])).stdout);
     expect(step).toMatchObject({ kind: 'edit', half: 'mem', run: 'batch01-mem-run1' });
     expect(step.message).toContain('edit the memory-policy files');
 
@@ -187,7 +187,7 @@ describe.concurrent('git tune edit', { timeout: 180_000 }, () => {
     expect(await refused(repo, ['edit', 'agents/prompt.md'], 2)).toContain('also changed: agents/prompt.md');
 
     repo.git('restore', 'agents/prompt.md');
-    const r = await ok(repo, ['edit']);
+    const r = await tuneOk(repo, ['edit']);
     expect(r.stdout).toContain(`edit of ${run} recorded`);
     expect(filesOf(repo, 'HEAD')).toEqual([changesOf(run), 'agents/memory-policy.md']);
     expect((await edits(repo)).at(-1)).toMatchObject({ run, status: 'pending' });
@@ -202,12 +202,12 @@ describe.concurrent('git tune edit', { timeout: 180_000 }, () => {
     expect(hand).toMatchObject({ commit: oid, run: RUN1, status: 'pending' });
     expect([...hand!.aims].sort()).toEqual(['billing-refund-03', 'tech-reset-02']);
     expect(repo.git('log', '-1', '--format=%(trailers)').trim()).toBe(''); // no hook, no trailers: a hand commit
-    expect(JSON.parse((await ok(repo, ['next', '--json'])).stdout)).toMatchObject({ kind: 'confirm', run: RUN2 });
+    expect(JSON.parse((await tuneOk(repo, ['next', '--json'])).stdout)).toMatchObject({ kind: 'confirm', run: RUN2 });
 
     // The next run settles it like any edit.
-    await ok(repo, ['run']);
-    await ok(repo, ['grade', '--draft']);
-    await ok(repo, ['grade']);
+    await tuneOk(repo, ['run']);
+    await tuneOk(repo, ['grade', '--draft']);
+    await tuneOk(repo, ['grade']);
     expect((await edits(repo))[0]).toMatchObject({ commit: oid, status: 'confirmed' });
   });
 
@@ -226,12 +226,12 @@ fs.writeFileSync(process.env.TUNE_OUTPUT, JSON.stringify(result));
     repo.write({ 'cases.yaml': CASES.slice(0, 2).map((c) => `- ${JSON.stringify(c)}`).join('\n') + '\n' });
     repo.git('add', 'cases.yaml');
     repo.git('commit', '-q', '-m', 'the cases');
-    const tune = (args: string[], env: Record<string, string> = {}) => cli(repo, args, env);
-    await ok(repo, ['init', 'desk', '--prose', 'agents/**/*.md', '--runner', 'node agent.mjs', '--dataset', 'cases.yaml']);
-    for (const args of [['config', 'set', 'concurrency', '8'], ['select'], ['batch'], ['run'], ['grade', '--verdict', 'NO CHANGE']]) await ok(repo, args);
+    const tune = (args: string[], env: Record<string, string> = {}) => tuneAsync(repo, args, env);
+    await tuneOk(repo, ['init', 'desk', '--prose', 'agents/**/*.md', '--runner', 'node agent.mjs', '--dataset', 'cases.yaml']);
+    for (const args of [['config', 'set', 'concurrency', '8'], ['select'], ['batch'], ['run'], ['grade', '--verdict', 'NO CHANGE']]) await tuneOk(repo, args);
     const fixes = await edit(repo, RUN1, { 'agents/prompt.md': 'Answer politely.\nRefunds: 30 days.\n' }, '- prompt.md: refunds in days');
     expect((await tune(['run'], { TEST_OOM: '1' })).code).toBe(0);
-    expect(JSON.parse((await ok(repo, ['next', '--json'])).stdout)).toMatchObject({ kind: 'void-rerun', run: RUN2 });
+    expect(JSON.parse((await tuneOk(repo, ['next', '--json'])).stdout)).toMatchObject({ kind: 'void-rerun', run: RUN2 });
 
     const more = await edit(repo, RUN1, { 'agents/prompt.md': 'Answer politely.\nRefunds: 30 days.\nBe brief.\n' }, '- prompt.md: be brief');
     expect((await edits(repo)).map((e) => [e.commit, e.run, e.status])).toEqual([[fixes, RUN1, 'pending'], [more, RUN1, 'pending']]);
@@ -244,12 +244,12 @@ fs.writeFileSync(process.env.TUNE_OUTPUT, JSON.stringify(result));
     expect(unfinished).toContain('fix: git tune run');
     repo.git('checkout', '--', 'agents/prompt.md', changesOf(RUN1));
 
-    await ok(repo, ['run']);
-    await ok(repo, ['grade', '--draft']);
-    await ok(repo, ['grade']);
+    await tuneOk(repo, ['run']);
+    await tuneOk(repo, ['grade', '--draft']);
+    await tuneOk(repo, ['grade']);
     expect((await edits(repo)).map((e) => e.status)).toEqual(['confirmed', 'confirmed']);
 
-    await ok(repo, ['memory', 'candidate']);
+    await tuneOk(repo, ['memory', 'candidate']);
     expect((await tune(['run'], { TEST_OOM: '1' })).code).toBe(0);
     write(repo, 'agents/prompt.md', 'Answer politely.\n');
     const first = await refused(repo, ['edit'], 3);
@@ -263,9 +263,9 @@ describe.concurrent('git tune revert', { timeout: 180_000 }, () => {
     const repo = await graded();
     const fixes = await edit(repo, RUN1, { 'agents/prompt.md': 'Answer politely.\nRefunds: 30 days.\n' }, '- prompt.md: refunds in days\n\nAims: billing-refund-03');
     const fixesNothing = await edit(repo, RUN1, { 'agents/refunds.md': replaceLine(REFUNDS, 2, '- refund rule 2: reset links are for passwords') }, '\n## Second edit\n\nAims: tech-reset-02');
-    await ok(repo, ['run']);
-    await ok(repo, ['grade', '--draft']);
-    const graded2 = await ok(repo, ['grade']);
+    await tuneOk(repo, ['run']);
+    await tuneOk(repo, ['grade', '--draft']);
+    const graded2 = await tuneOk(repo, ['grade']);
     // Recording the grade settled the two edits: the one that fixed nothing is reverted by a commit of the grade's own.
     expect(graded2.stdout).toMatch(new RegExp(`^reverted ${fixesNothing.slice(0, 7)} with [0-9a-f]{7} \\(not confirmed by ${RUN2}\\): agents/refunds.md$`, 'm'));
     expect(read(repo, 'agents/refunds.md')).toBe(REFUNDS);
@@ -273,7 +273,7 @@ describe.concurrent('git tune revert', { timeout: 180_000 }, () => {
     expect((await edits(repo)).map((e) => [e.commit, e.status])).toEqual([[fixes, 'confirmed'], [fixesNothing, 'reverted'], [pending, 'pending']]);
 
     const before = tip(repo);
-    const r = await ok(repo, ['revert']);
+    const r = await tuneOk(repo, ['revert']);
     expect(r.stdout).toBe([
       `reverted ${pending.slice(0, 7)} (pending): agents/refunds.md`,
       `kept ${fixes.slice(0, 7)}: confirmed by ${RUN2}`,
@@ -292,7 +292,7 @@ describe.concurrent('git tune revert', { timeout: 180_000 }, () => {
     expect(() => repo.fsck()).not.toThrow();
 
     const after = tip(repo);
-    const again = await ok(repo, ['revert']);
+    const again = await tuneOk(repo, ['revert']);
     expect(again.stdout).toBe(`nothing to revert: no unconfirmed or pending edit in this half\nkept ${fixes.slice(0, 7)}: confirmed by ${RUN2}\n`);
     expect(tip(repo)).toBe(after);
   });
@@ -303,7 +303,7 @@ describe.concurrent('git tune revert', { timeout: 180_000 }, () => {
     const late = await edit(repo, RUN1, { 'agents/refunds.md': replaceLine(read(repo, 'agents/refunds.md'), 11, '- refund rule 11: by bank transfer') }, '- rule 11');
     const native = nativeRevert(repo, early, 'agents/refunds.md');
     expect(native.conflicts).toBe(0);
-    const r = await ok(repo, ['revert', early.slice(0, 9)]);
+    const r = await tuneOk(repo, ['revert', early.slice(0, 9)]);
     expect(r.stdout).toBe(`reverted ${early.slice(0, 7)} (pending): agents/refunds.md\n`);
     expect(read(repo, 'agents/refunds.md')).toBe(replaceLine(REFUNDS, 11, '- refund rule 11: by bank transfer'));
     expect(read(repo, 'agents/refunds.md')).toBe(native.text);

@@ -3,7 +3,8 @@ import { cpSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writ
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
-import { CLI, ROOT, TempRepo, type CliResult } from '../helpers/repo.js';
+import { CLI, ROOT, tuneAsync, tuneOk } from '../helpers/cli.js';
+import { TempRepo } from '../helpers/repo.js';
 
 /**
  * The final check in CI (SPEC 3.8, 8), through the real CLI on the example
@@ -26,22 +27,7 @@ const repos: TempRepo[] = [];
 let origin: TempRepo;
 let selection: string[];
 
-function tune(repo: TempRepo, args: string[], env: Record<string, string> = {}): Promise<CliResult> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: repo.dir, env: { ...process.env, ...repo.env, ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
 
-async function ok(repo: TempRepo, args: string[], env: Record<string, string> = {}): Promise<CliResult> {
-  const r = await tune(repo, args, env);
-  if (r.code !== 0) throw new Error(`git tune ${args.join(' ')} exited ${r.code}\n${r.stderr}\n${r.stdout}`);
-  return r;
-}
 
 /** A clone of the tuned repository, as CI gets it: whole history, plus the tags and logs fetched (unless not). */
 function clone(opts: { depth?: number; refs?: boolean } = {}): TempRepo {
@@ -86,11 +72,11 @@ beforeAll(async () => {
   cpSync(EXAMPLE, origin.dir, { recursive: true });
   origin.git('add', '-A');
   origin.git('commit', '-q', '-m', 'the example agent');
-  await ok(origin, ['init', 'demo', '--prose', 'agents/**/*.md', '--memory-policy', 'agents/memory-policy.md',
+  await tuneOk(origin, ['init', 'demo', '--prose', 'agents/**/*.md', '--memory-policy', 'agents/memory-policy.md',
     '--runner', 'node agent.mjs', '--judge', 'node judge.mjs', '--editor', 'node editor.mjs', '--dataset', 'cases.yaml']);
-  await ok(origin, ['config', 'set', 'limit', '6']);
-  await ok(origin, ['auto', '--until', 'final', '--plain']);
-  const next = JSON.parse((await ok(origin, ['next', '--json'])).stdout);
+  await tuneOk(origin, ['config', 'set', 'limit', '6']);
+  await tuneOk(origin, ['auto', '--until', 'final', '--plain']);
+  const next = JSON.parse((await tuneOk(origin, ['next', '--json'])).stdout);
   expect(next.kind).toBe('final');
   selection = readJson(origin.path('.tune/demo/selection.json')).ids;
   expect(selection).toHaveLength(6);
@@ -105,7 +91,7 @@ describe.concurrent('git tune final --ci', () => {
     const repo = clone();
     const before = tip(repo);
     const gh = githubFiles(repo);
-    const r = await tune(repo, ['final', '--ci'], gh.env);
+    const r = await tuneAsync(repo, ['final', '--ci'], gh.env);
     expect(r.code, r.stderr).toBe(0);
     const set = repo.path('.git/tune/demo/shards/1-of-1');
     const results = readJson(path.join(set, 'results.json')) as Array<{ id: string; tokens: number; costUsd: number }>;
@@ -138,7 +124,7 @@ describe.concurrent('git tune final --ci', () => {
 
   it('works outside GitHub: no GitHub file written, the report on stdout (--json too)', async () => {
     const repo = clone();
-    const r = await tune(repo, ['final', '--ci', '--json'], { GITHUB_STEP_SUMMARY: '', GITHUB_OUTPUT: '' });
+    const r = await tuneAsync(repo, ['final', '--ci', '--json'], { GITHUB_STEP_SUMMARY: '', GITHUB_OUTPUT: '' });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).not.toContain('GitHub');
     expect(JSON.parse(r.stdout)).toMatchObject({
@@ -151,7 +137,7 @@ describe.concurrent('git tune final --ci', () => {
     const repo = clone();
     const gh = githubFiles(repo);
     const wrong = selection[1]!;
-    const r = await tune(repo, ['final', '--ci'], { ...gh.env, EXAMPLE_SIMULATE: `error@${wrong}` });
+    const r = await tuneAsync(repo, ['final', '--ci'], { ...gh.env, EXAMPLE_SIMULATE: `error@${wrong}` });
     expect(r.code, r.stderr).toBe(6);
     expect(r.stderr).toContain('error: the final check is FAILED, not VERIFIED');
     expect(gh.outputs()).toMatchObject({ verdict: 'FAILED', 'cases-right': '5', 'cases-total': '6' });
@@ -163,7 +149,7 @@ describe.concurrent('git tune final --ci', () => {
     const repo = clone({ depth: 1 });
     expect(repo.git('rev-parse', '--is-shallow-repository').trim()).toBe('true');
     const gh = githubFiles(repo);
-    const r = await tune(repo, ['final', '--ci'], gh.env);
+    const r = await tuneAsync(repo, ['final', '--ci'], gh.env);
     expect(r.code).toBe(3);
     expect(r.stderr).toContain('error: this is a shallow clone');
     expect(r.stderr).toContain('`fetch-depth: 0`');
@@ -175,34 +161,34 @@ describe.concurrent('git tune final --ci', () => {
   it('refuses a clone without the logs ref (or run tags), then runs once the fetch line fetched them', async () => {
     const repo = clone({ refs: false });
     for (const tag of repo.git('tag', '-l', 'tune/demo/batch01-*').trim().split('\n')) repo.git('tag', '-d', tag);
-    const r = await tune(repo, ['final', '--ci']);
+    const r = await tuneAsync(repo, ['final', '--ci']);
     expect(r.code).toBe(3);
     expect(r.stderr).toContain('refs/tune-logs/demo (the runs\' logs)');
     expect(r.stderr).toMatch(/- tag tune\/demo\/batch01-nomem-run1 \(run batch01-nomem-run1\)/);
     expect(r.stderr).toContain('`fetch-depth: 0`');
     expect(r.stderr).toContain(`fix: ${FETCH_LINE}`);
     repo.git(...FETCH);
-    expect((await tune(repo, ['final', '--ci'])).code).toBe(0);
+    expect((await tuneAsync(repo, ['final', '--ci'])).code).toBe(0);
   });
 
   it('refuses when the final check is not due, and re-checks one already recorded without committing', async () => {
     const early = clone();
     early.git('reset', '-q', '--hard', 'HEAD~1'); // before the last checkpoint: next says checkpoint
-    const refused = await tune(early, ['final', '--ci']);
+    const refused = await tuneAsync(early, ['final', '--ci']);
     expect(refused.code).toBe(3);
     expect(refused.stderr).toContain('error: the final check is not due: make the candidate the last good memory');
 
     const repo = clone();
-    await ok(repo, ['final']);
-    await ok(repo, ['grade']);
+    await tuneOk(repo, ['final']);
+    await tuneOk(repo, ['grade']);
     const recorded = tip(repo);
     const gh = githubFiles(repo);
-    const r = await tune(repo, ['final', '--ci'], gh.env);
+    const r = await tuneAsync(repo, ['final', '--ci'], gh.env);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/re-check: the final check in history is VERIFIED \([\d,]+ tokens, \$[\d.]+, [0-9a-f]{7}\); this run is not recorded/);
     expect(gh.summary()).toContain('| re-check | the final check in history is VERIFIED');
     expect(tip(repo)).toBe(recorded);
-    const again = await tune(repo, ['final', '--ci', '--commit']);
+    const again = await tuneAsync(repo, ['final', '--ci', '--commit']);
     expect(again.code).toBe(3);
     expect(again.stderr).toContain('the final check is already recorded (VERIFIED)');
   }, 120_000);
@@ -210,7 +196,7 @@ describe.concurrent('git tune final --ci', () => {
   it('--ci --commit records the final check and its grade, as git tune final and git tune grade do', async () => {
     const repo = clone();
     const gh = githubFiles(repo);
-    const r = await tune(repo, ['final', '--ci', '--commit'], gh.env);
+    const r = await tuneAsync(repo, ['final', '--ci', '--commit'], gh.env);
     expect(r.code, r.stderr).toBe(0);
     const subjects = repo.git('log', '--format=%s', '-3').trim().split('\n');
     expect(subjects[0]).toBe('tune(demo): grade final-check VERIFIED: 6/6 right');
@@ -218,7 +204,7 @@ describe.concurrent('git tune final --ci', () => {
     expect(subjects[2]).toMatch(/^tune\(demo\): start final-check \(6 of 6 cases to run, concurrency \d+\)$/);
     expect(repo.git('rev-parse', 'tune/demo/final-check^{commit}').trim()).toBe(repo.git('rev-parse', 'HEAD~1').trim());
     expect(gh.outputs().verdict).toBe('VERIFIED');
-    expect(JSON.parse((await ok(repo, ['next', '--json'])).stdout).kind).toBe('done');
+    expect(JSON.parse((await tuneOk(repo, ['next', '--json'])).stdout).kind).toBe('done');
     repo.fsck();
   }, 120_000);
 });
@@ -228,7 +214,7 @@ let reference: Promise<{ repo: TempRepo; results: Array<Record<string, unknown>>
 function unsharded() {
   reference ??= (async () => {
     const repo = clone();
-    await ok(repo, ['final']);
+    await tuneOk(repo, ['final']);
     return { repo, results: untimed(repo.git('show', 'tune/demo:.tune/demo/runs/final-check/results.json')) };
   })();
   return reference;
@@ -237,7 +223,7 @@ function unsharded() {
 /** Runs the n shards of the final check side by side, each into its own folder. */
 async function runShards(repo: TempRepo, dir: string, n: number): Promise<string[]> {
   const dirs = Array.from({ length: n }, (_, k) => path.join(dir, `${n}`, `${k + 1}`));
-  const runs = await Promise.all(dirs.map((out, k) => ok(repo, ['final', '--shard', `${k + 1}/${n}`, '--out', out])));
+  const runs = await Promise.all(dirs.map((out, k) => tuneOk(repo, ['final', '--shard', `${k + 1}/${n}`, '--out', out])));
   for (const [k, r] of runs.entries()) {
     if (n > 1) expect(r.stdout).toContain(`  shard ${k + 1}/${n}\n`);
     const manifest = readJson(path.join(dirs[k]!, 'manifest.json'));
@@ -256,7 +242,7 @@ describe.concurrent('sharding: --shard i/n, then --collect', () => {
     for (const n of [1, 3, 5]) {
       const dirs = await runShards(repo, dir, n);
       const merged = path.join(dir, `${n}`, 'merged');
-      const collected = await ok(repo, ['final', '--collect', ...dirs.reverse(), '--out', merged]);
+      const collected = await tuneOk(repo, ['final', '--collect', ...dirs.reverse(), '--out', merged]);
       expect(collected.stdout).toContain('final check of demo: VERIFIED\n  cases right: 6 of 6\n');
       expect(untimed(readFileSync(path.join(merged, 'results.json'), 'utf8')), `${n} shards`).toEqual(expected);
       expect(readdirSync(path.join(merged, 'logs')).sort()).toEqual([...selection].sort());
@@ -269,7 +255,7 @@ describe.concurrent('sharding: --shard i/n, then --collect', () => {
     const repo = clone();
     const dirs = await runShards(repo, scratch(repo, 'record'), 2);
     const before = tip(repo);
-    const r = await ok(repo, ['final', '--collect', ...dirs, '--commit']);
+    const r = await tuneOk(repo, ['final', '--collect', ...dirs, '--commit']);
     expect(r.stdout).toMatch(/recorded: commit [0-9a-f]{7}, tag tune\/demo\/final-check/);
     const steps = (x: TempRepo, range: string) => x.git('log', '--format=%B%x00', range).split('\0').map((m) => m.trim()).filter(Boolean);
     const mine = steps(repo, `${before}..tune/demo`);
@@ -282,7 +268,7 @@ describe.concurrent('sharding: --shard i/n, then --collect', () => {
     expect(logs.map((l) => l.replace('final-check/', '')).sort()).toEqual([...selection].sort());
     expect(repo.git('ls-tree', '--name-only', 'refs/tune-logs/demo', `final-check/${selection[0]}/`).trim().split('\n')).toEqual(
       ['result.json', 'stderr', 'stdout'].map((f) => `final-check/${selection[0]}/${f}`));
-    expect(JSON.parse((await ok(repo, ['next', '--json'])).stdout).kind).toBe('done');
+    expect(JSON.parse((await tuneOk(repo, ['next', '--json'])).stdout).kind).toBe('done');
     expect(repo.git('status', '--porcelain')).toBe('');
     repo.fsck();
   }, 120_000);
@@ -290,12 +276,12 @@ describe.concurrent('sharding: --shard i/n, then --collect', () => {
   it('refuses shards that do not belong together: missing, duplicate, another seed, another tip; writing nothing', async () => {
     const repo = clone();
     const dir = scratch(repo, 'refusals');
-    const shard = (i: number, name = String(i)) => ok(repo, ['final', '--shard', `${i}/3`, '--out', path.join(dir, name)]);
+    const shard = (i: number, name = String(i)) => tuneOk(repo, ['final', '--shard', `${i}/3`, '--out', path.join(dir, name)]);
     await Promise.all([shard(1), shard(2), shard(3)]);
     const at = (...names: string[]) => names.map((n) => path.join(dir, n));
     const before = tip(repo);
     const refused = async (dirs: string[], code: number, ...lines: string[]) => {
-      const r = await tune(repo, ['final', '--collect', ...dirs, '--commit']);
+      const r = await tuneAsync(repo, ['final', '--collect', ...dirs, '--commit']);
       expect(r.code, r.stderr).toBe(code);
       for (const line of lines) expect(r.stderr).toContain(line);
       expect(tip(repo)).toBe(before);
@@ -310,20 +296,20 @@ describe.concurrent('sharding: --shard i/n, then --collect', () => {
     await refused(at('1', '2', '3-seed'), 2, `  - different seeds: 1 (${path.join(dir, '1')}, ${path.join(dir, '2')}) vs 7 (${path.join(dir, '3-seed')})`);
 
     // The branch moves (a config step), and shard 3 runs again there.
-    await ok(repo, ['config', 'set', 'concurrency', '4']);
+    await tuneOk(repo, ['config', 'set', 'concurrency', '4']);
     const moved = tip(repo);
     await shard(3, '3-moved');
-    const r = await tune(repo, ['final', '--collect', ...at('1', '2', '3-moved')]);
+    const r = await tuneAsync(repo, ['final', '--collect', ...at('1', '2', '3-moved')]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`  - different tuning tips (the branch moved between shards: run them all at one commit): ${before.slice(0, 12)} (`);
     // All of one tip, but not the branch's: the grade would read another history.
-    const stale = await tune(repo, ['final', '--collect', ...at('1', '2', '3')]);
+    const stale = await tuneAsync(repo, ['final', '--collect', ...at('1', '2', '3')]);
     expect(stale.code).toBe(3);
     expect(stale.stderr).toContain(`error: the shards ran at ${before.slice(0, 12)}, but tune/demo is at ${moved.slice(0, 12)}`);
     expect(tip(repo)).toBe(moved);
     expect(finalTags(repo)).toBe('');
-    expect((await tune(repo, ['final', '--shard', '4/3'])).code).toBe(2);
-    expect((await tune(repo, ['final', '--shard', '1/3', '--commit'])).code).toBe(2);
+    expect((await tuneAsync(repo, ['final', '--shard', '4/3'])).code).toBe(2);
+    expect((await tuneAsync(repo, ['final', '--shard', '1/3', '--commit'])).code).toBe(2);
   }, 120_000);
 });
 
@@ -332,9 +318,9 @@ describe.concurrent('target models', () => {
     const repo = clone();
     const wrong = selection[0]!;
     // example-large is priced 5× example-main; `flaky` makes one case fail. Same tokens for the first two.
-    await ok(repo, ['config', 'set', 'targets', `[{name: example-large}, {name: example-main}, {name: flaky, env: {EXAMPLE_SIMULATE: "error@${wrong}"}}]`]);
+    await tuneOk(repo, ['config', 'set', 'targets', `[{name: example-large}, {name: example-main}, {name: flaky, env: {EXAMPLE_SIMULATE: "error@${wrong}"}}]`]);
     const gh = githubFiles(repo);
-    const r = await tune(repo, ['final', '--ci', '--all-targets'], gh.env);
+    const r = await tuneAsync(repo, ['final', '--ci', '--all-targets'], gh.env);
     expect(r.code).toBe(6);
     expect(r.stderr).toContain('error: the final check is not VERIFIED for flaky (FAILED)');
     const outputs = gh.outputs();
@@ -356,28 +342,28 @@ describe.concurrent('target models', () => {
     // Nothing recorded, per target or at all.
     expect(finalTags(repo)).toBe('');
 
-    expect((await tune(repo, ['final', '--ci', '--target', 'nope'])).stderr).toContain('error: no target named nope');
+    expect((await tuneAsync(repo, ['final', '--ci', '--target', 'nope'])).stderr).toContain('error: no target named nope');
   }, 120_000);
 
   it('collects a matrix of shards × targets: each target whole, the best named; --commit records the one picked', async () => {
     const repo = clone();
-    await ok(repo, ['config', 'set', 'targets', `[{name: example-main}, {name: flaky, env: {EXAMPLE_SIMULATE: "error@${selection[3]}"}}]`]);
+    await tuneOk(repo, ['config', 'set', 'targets', `[{name: example-main}, {name: flaky, env: {EXAMPLE_SIMULATE: "error@${selection[3]}"}}]`]);
     const dir = scratch(repo, 'matrix');
     const jobs = [['1/2', 'example-main'], ['2/2', 'example-main'], ['1/1', 'flaky']];
-    await Promise.all(jobs.map(([shard, target], k) => tune(repo, ['final', '--ci', '--shard', shard!, '--target', target!, '--out', path.join(dir, 'shards', `${k}`)])));
+    await Promise.all(jobs.map(([shard, target], k) => tuneAsync(repo, ['final', '--ci', '--shard', shard!, '--target', target!, '--out', path.join(dir, 'shards', `${k}`)])));
     const shards = jobs.map((_, k) => path.join(dir, 'shards', `${k}`));
-    const r = await tune(repo, ['final', '--ci', '--collect', ...shards, '--out', path.join(dir, 'result'), '--json'], { GITHUB_OUTPUT: '', GITHUB_STEP_SUMMARY: '' });
+    const r = await tuneAsync(repo, ['final', '--ci', '--collect', ...shards, '--out', path.join(dir, 'result'), '--json'], { GITHUB_OUTPUT: '', GITHUB_STEP_SUMMARY: '' });
     expect(r.code).toBe(6);
     const report = JSON.parse(r.stdout.slice(0, r.stdout.indexOf('\n}\n') + 2));
     expect(report.best).toBe('example-main');
     expect(report.reports.map((x: { target: string; verdict: string; casesRight: number }) => [x.target, x.verdict, x.casesRight])).toEqual([['example-main', 'VERIFIED', 6], ['flaky', 'FAILED', 5]]);
     expect(readdirSync(path.join(dir, 'result')).sort()).toEqual(['example-main', 'flaky', 'summary.md']);
 
-    const pick = await tune(repo, ['final', '--collect', ...shards, '--commit']);
+    const pick = await tuneAsync(repo, ['final', '--collect', ...shards, '--commit']);
     expect(pick.code).toBe(2);
     expect(pick.stderr).toContain('error: the result sets hold 2 targets: pick the one to record');
     expect(finalTags(repo)).toBe('');
-    const recorded = await tune(repo, ['final', '--collect', ...shards, '--commit', '--target', 'example-main']);
+    const recorded = await tuneAsync(repo, ['final', '--collect', ...shards, '--commit', '--target', 'example-main']);
     expect(recorded.code, recorded.stderr).toBe(0);
     expect(JSON.parse(repo.git('show', 'tune/demo/final-check:.tune/demo/runs/final-check/run.json')).target).toBe('example-main');
     expect(repo.git('log', '--format=%s', '-1').trim()).toBe('tune(demo): grade final-check VERIFIED: 6/6 right');

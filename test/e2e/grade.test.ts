@@ -1,7 +1,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI, ROOT, runCliAsync, TempRepo, type CliResult } from '../helpers/repo.js';
+import { ROOT, tuneAsync, tuneOk } from '../helpers/cli.js';
+import { TempRepo } from '../helpers/repo.js';
+import { templateAsync } from '../helpers/tuning.js';
 
 /**
  * `git tune grade` (SPEC 3.4) through the real CLI: the draft, the findings a
@@ -25,27 +27,25 @@ afterAll(() => {
   for (const r of repos.splice(0)) r.cleanup();
 });
 
-const cli = runCliAsync;
 
-async function ok(repo: TempRepo, args: string[]): Promise<CliResult> {
-  const r = await cli(repo, args);
-  expect(r.code, `git tune ${args.join(' ')}\n${r.stderr}\n${r.stdout}`).toBe(0);
-  return r;
+/** A tuning of `cases` (one batch holds them all) whose first run has finished (built once per cases and config, a copy per test). */
+async function ranOnce(cases: Record<string, Check[]>, config: Array<[string, string]> = []): Promise<TempRepo> {
+  const repo = TempRepo.copyOf(await templateAsync(`ran once ${JSON.stringify([cases, config])}`, () => buildRanOnce(cases, config)));
+  repos.push(repo);
+  return repo;
 }
 
-/** A tuning of `cases` (one batch holds them all) whose first run has finished. */
-async function ranOnce(cases: Record<string, Check[]>, config: Array<[string, string]> = []): Promise<TempRepo> {
+async function buildRanOnce(cases: Record<string, Check[]>, config: Array<[string, string]>): Promise<TempRepo> {
   const repo = TempRepo.create({ 'agents/prompt.md': 'Answer politely.\n' });
-  repos.push(repo);
   const ids = Object.keys(cases);
   repo.write({ 'cases.yaml': ids.map((id) => `- ${JSON.stringify({ id, class: 'desk', input: id, checks: cases[id] })}`).join('\n') + '\n' });
   repo.git('add', 'cases.yaml');
   repo.git('commit', '-q', '-m', 'the cases');
-  await ok(repo, ['init', 'desk', '--prose', 'agents/**/*.md', '--runner', `node ${RUNNER}`, '--dataset', 'cases.yaml']);
-  for (const [key, value] of [['minBatch', String(ids.length)], ...config]) await ok(repo, ['config', 'set', key!, value!]);
-  await ok(repo, ['select']);
-  await ok(repo, ['batch']);
-  await ok(repo, ['run']);
+  await tuneOk(repo, ['init', 'desk', '--prose', 'agents/**/*.md', '--runner', `node ${RUNNER}`, '--dataset', 'cases.yaml']);
+  for (const [key, value] of [['minBatch', String(ids.length)], ...config]) await tuneOk(repo, ['config', 'set', key!, value!]);
+  await tuneOk(repo, ['select']);
+  await tuneOk(repo, ['batch']);
+  await tuneOk(repo, ['run']);
   return repo;
 }
 
@@ -56,13 +56,13 @@ const trailer = (repo: TempRepo, key: string, rev = 'HEAD') => repo.git('log', '
 const verdictOf = (repo: TempRepo, run: string) =>
   repo.git('show', `HEAD:${FINDINGS(run)}`).split('\n').find((l) => /^## /.test(l));
 async function runVerdict(repo: TempRepo, run: string): Promise<string | undefined> {
-  const status = JSON.parse((await ok(repo, ['status', '--json'])).stdout) as { batches: Array<{ runs: Array<{ run: string; verdict: string | null }> }> };
+  const status = JSON.parse((await tuneOk(repo, ['status', '--json'])).stdout) as { batches: Array<{ runs: Array<{ run: string; verdict: string | null }> }> };
   return status.batches.flatMap((b) => b.runs).find((r) => r.run === run)?.verdict ?? undefined;
 }
 
 /** Draft, let `finish` change the text, and leave it in the working tree. */
 async function draft(repo: TempRepo, run: string, finish: (text: string) => string = (t) => t): Promise<string> {
-  await ok(repo, ['grade', '--draft']);
+  await tuneOk(repo, ['grade', '--draft']);
   const text = finish(read(repo, FINDINGS(run)));
   write(repo, FINDINGS(run), text);
   return text;
@@ -79,14 +79,14 @@ async function edit(repo: TempRepo, run: string, line: string, aims?: string): P
     // the first edit after this run
   }
   write(repo, file, `${before}- prompt.md: ${line}\n${aims ? `\nAims: ${aims}\n` : ''}`);
-  await ok(repo, ['edit']);
+  await tuneOk(repo, ['edit']);
   return tip(repo);
 }
 
 /** A refused command: its exit code, nothing written (branch tip as before). */
 async function refused(repo: TempRepo, args: string[], code: number): Promise<string> {
   const before = tip(repo);
-  const r = await cli(repo, args);
+  const r = await tuneAsync(repo, args);
   expect(r.code, r.stderr).toBe(code);
   expect(tip(repo)).toBe(before);
   return r.stderr;
@@ -106,12 +106,12 @@ describe.concurrent('git tune grade: the rules a PASSED must meet', { timeout: 1
     expect(err).toContain(`fix: git tune grade --draft --run ${RUN1}`);
 
     write(repo, FINDINGS(RUN1), read(repo, FINDINGS(RUN1)).replace('### Notes on cost', '## Cost review'));
-    await ok(repo, ['grade']);
+    await tuneOk(repo, ['grade']);
     expect(trailer(repo, 'Tune-Verdict')).toBe('PASSED');
     expect(trailer(repo, 'Tune-Review')).toBe('yes');
 
-    await ok(repo, ['memory', 'candidate']);
-    await ok(repo, ['run']);
+    await tuneOk(repo, ['memory', 'candidate']);
+    await tuneOk(repo, ['run']);
     await draft(repo, 'batch01-mem-run1', (t) => {
       expect(t).toContain('## Memory review');
       return t.replace('## Memory review', '### Memory');
@@ -124,39 +124,39 @@ describe.concurrent('git tune grade: the rules a PASSED must meet', { timeout: 1
   it('(b) refuses a PASSED when an edit made after the run is pending: no run has tried it', async () => {
     const repo = await ranOnce({ a: politely, b: politely });
     await draft(repo, RUN1, (t) => t.replace('## PASSED', '## CORRECT'));
-    await ok(repo, ['grade']);
+    await tuneOk(repo, ['grade']);
     const oid = await edit(repo, RUN1, 'Keep it to one sentence.');
     const err = await refused(repo, ['grade', '--verdict', 'PASSED', '--run', RUN1], 3);
     expect(err).toContain(`- rule pending: an edit made after this run is pending (${oid.slice(0, 7)}): no run has tried it`);
     expect(err).toContain('fix: git tune run');
     expect(await runVerdict(repo, RUN1)).toBe('CORRECT');
-    expect(JSON.parse((await ok(repo, ['next', '--json'])).stdout)).toMatchObject({ kind: 'confirm', run: 'batch01-nomem-run2' });
+    expect(JSON.parse((await tuneOk(repo, ['next', '--json'])).stdout)).toMatchObject({ kind: 'confirm', run: 'batch01-nomem-run2' });
   });
 
   it('(b) at maxRuns refuses a PASSED while a pending edit stands, and accepts it after git tune revert (the grade reverted the unconfirmed one)', async () => {
     const repo = await ranOnce({ a: politely, c: days }, [['maxRuns', '2']]);
     await draft(repo, RUN1);
-    await ok(repo, ['grade']);
+    await tuneOk(repo, ['grade']);
     const fixesNothing = await edit(repo, RUN1, 'Refunds take a while.', 'c');
-    await ok(repo, ['run']);
+    await tuneOk(repo, ['run']);
 
     // Run 2 of 2 tried the edit and c is still wrong: recording its grade reverts the edit first, with a commit of its own.
     await draft(repo, 'batch01-nomem-run2', (t) => t.replace('## Difficult\n', '## Difficult\n\nadd c wrong\n'));
-    const graded2 = await ok(repo, ['grade']);
+    const graded2 = await tuneOk(repo, ['grade']);
     expect(graded2.stdout).toContain(`reverted ${fixesNothing.slice(0, 7)} with `);
     expect(read(repo, 'agents/prompt.md')).toBe('Answer politely.\n');
     expect(repo.git('log', '-2', '--format=%(trailers:key=Tune-Step,valueonly)').split('\n').filter(Boolean)).toEqual(['grade', 'revert']);
 
     // One more edit, pending at the limit.
     const pending = await edit(repo, 'batch01-nomem-run2', 'Refunds: in good time.');
-    expect(JSON.parse((await ok(repo, ['next', '--json'])).stdout).kind).toBe('stop-batch');
+    expect(JSON.parse((await tuneOk(repo, ['next', '--json'])).stdout).kind).toBe('stop-batch');
     const both = await refused(repo, ['grade', '--verdict', 'PASSED', '--run', 'batch01-nomem-run2'], 3);
     expect(both).toContain(`- rule unreverted: the half used all 2 runs: PASSED needs every unconfirmed and pending edit reverted first (${pending.slice(0, 7)})`);
     expect(both).toContain('fix: git tune revert');
 
-    const reverted = (await ok(repo, ['revert'])).stdout;
+    const reverted = (await tuneOk(repo, ['revert'])).stdout;
     expect(reverted).toContain(`reverted ${pending.slice(0, 7)} (pending)`);
-    await ok(repo, ['grade', '--verdict', 'PASSED', '--run', 'batch01-nomem-run2']);
+    await tuneOk(repo, ['grade', '--verdict', 'PASSED', '--run', 'batch01-nomem-run2']);
     expect(trailer(repo, 'Tune-Verdict')).toBe('PASSED');
     expect(read(repo, 'agents/prompt.md')).toBe('Answer politely.\n');
   });
@@ -169,12 +169,12 @@ describe.concurrent('git tune grade: the rules a PASSED must meet', { timeout: 1
     expect(err).toContain('fix: git tune difficult add c --why wrong');
 
     write(repo, FINDINGS(RUN1), text.replace('## Difficult\n', '## Difficult\n\nadd c wrong — its rule is not in the prose\n'));
-    const graded = await ok(repo, ['grade']);
+    const graded = await tuneOk(repo, ['grade']);
     expect(graded.stdout).toContain(`${RUN1}: PASSED (wrong: c)`);
     expect(graded.stdout).toContain('difficult add c (wrong)');
     expect(trailer(repo, 'Tune-Difficult')).toBe('add c wrong');
     expect(trailer(repo, 'Tune-Wrong')).toBe('c');
-    const list = JSON.parse((await ok(repo, ['difficult', '--json'])).stdout) as { entries: Array<{ id: string; status: string; reason: string }> };
+    const list = JSON.parse((await tuneOk(repo, ['difficult', '--json'])).stdout) as { entries: Array<{ id: string; status: string; reason: string }> };
     expect(list.entries).toMatchObject([{ id: 'c', status: 'open', reason: 'wrong' }]);
     expect(repo.git('status', '--porcelain')).toBe('');
   });
@@ -195,11 +195,11 @@ describe.concurrent('git tune grade: findings a person finishes', { timeout: 180
     expect(two).toContain(`fix: fix ${FINDINGS(RUN1)}, then: git tune grade`);
     write(repo, FINDINGS(RUN1), text.replace('| c | wrong |', '| c | maybe |'));
     expect(await refused(repo, ['grade'], 2)).toContain('- case c: result must be right or wrong (found "maybe")');
-    const json = JSON.parse((await cli(repo, ['grade', '--json'])).stdout) as { error: { code: string; details: string[] } };
+    const json = JSON.parse((await tuneAsync(repo, ['grade', '--json'])).stdout) as { error: { code: string; details: string[] } };
     expect(json.error.code).toBe('bad-findings');
 
     write(repo, FINDINGS(RUN1), text);
-    await ok(repo, ['grade']);
+    await tuneOk(repo, ['grade']);
     expect(trailer(repo, 'Tune-Verdict')).toBe('NO CHANGE');
   });
 
@@ -211,7 +211,7 @@ describe.concurrent('git tune grade: findings a person finishes', { timeout: 180
     const err = await refused(repo, ['grade'], 2);
     expect(err).toContain('- no result for q: write right or wrong in its result column');
     write(repo, FINDINGS(RUN1), text.replace('| q | ? |', '| q | right |').replace(/^## .+$/m, '## PASSED'));
-    await ok(repo, ['grade']);
+    await tuneOk(repo, ['grade']);
     expect(trailer(repo, 'Tune-Verdict')).toBe('PASSED');
     expect(trailer(repo, 'Tune-Wrong')).toBe('(none)');
   });
@@ -222,14 +222,14 @@ describe.concurrent('git tune grade: findings a person finishes', { timeout: 180
     expect(await refused(repo, ['grade'], 2)).toContain(`${FINDINGS(RUN1)} does not exist yet`);
 
     // No findings on disk: --verdict starts from the draft.
-    await ok(repo, ['grade', '--verdict', 'mixed']);
+    await tuneOk(repo, ['grade', '--verdict', 'mixed']);
     expect(trailer(repo, 'Tune-Verdict')).toBe('MIXED');
     expect(verdictOf(repo, RUN1)).toBe('## MIXED');
     expect(repo.git('show', `HEAD:${FINDINGS(RUN1)}`)).toContain('| c | wrong |');
 
     // Findings on disk, finished by hand: --verdict replaces their heading and keeps the rest.
     write(repo, FINDINGS(RUN1), read(repo, FINDINGS(RUN1)).replace('### Cases', 'The grader was here.\n\n### Cases'));
-    await ok(repo, ['grade', '--verdict', 'REGRESSION']);
+    await tuneOk(repo, ['grade', '--verdict', 'REGRESSION']);
     const committed = repo.git('show', `HEAD:${FINDINGS(RUN1)}`);
     expect(committed.startsWith('## REGRESSION\n')).toBe(true);
     expect(committed).toContain('The grader was here.');
@@ -239,17 +239,17 @@ describe.concurrent('git tune grade: findings a person finishes', { timeout: 180
   it('a regrade is a new commit that supersedes the earlier grade; history keeps both', async () => {
     const repo = await ranOnce({ a: politely, c: days });
     await draft(repo, RUN1);
-    await ok(repo, ['grade']);
+    await tuneOk(repo, ['grade']);
     const first = tip(repo);
     expect(await runVerdict(repo, RUN1)).toBe('NO CHANGE');
-    const r = await ok(repo, ['grade', '--verdict', 'MIXED', '--run', RUN1]);
+    const r = await tuneOk(repo, ['grade', '--verdict', 'MIXED', '--run', RUN1]);
     expect(r.stdout).toContain(`${RUN1}: MIXED (wrong: c)`);
     expect(repo.git('log', '-1', '--format=%s').trim()).toBe(`tune(desk): grade ${RUN1} MIXED (was NO CHANGE): 1/2 right`);
     expect(repo.git('rev-parse', 'HEAD^').trim()).toBe(first);
     expect(await runVerdict(repo, RUN1)).toBe('MIXED');
     const grades = repo.git('log', '--format=%(trailers:key=Tune-Verdict,valueonly,separator=)', '--grep=^Tune-Step: grade$').trim().split('\n');
     expect(grades).toEqual(['MIXED', 'NO CHANGE']);
-    expect(JSON.parse((await ok(repo, ['next', '--json'])).stdout)).toMatchObject({ kind: 'edit', run: RUN1 });
+    expect(JSON.parse((await tuneOk(repo, ['next', '--json'])).stdout)).toMatchObject({ kind: 'edit', run: RUN1 });
     expect(repo.git('status', '--porcelain')).toBe('');
   });
 
@@ -261,13 +261,13 @@ describe.concurrent('git tune grade: findings a person finishes', { timeout: 180
     expect(err).toContain('fix: git tune grade --draft --force   # or record them: git tune grade');
     expect(read(repo, FINDINGS(RUN1))).toBe(text);
 
-    const forced = await ok(repo, ['grade', '--draft', '--force']);
+    const forced = await tuneOk(repo, ['grade', '--draft', '--force']);
     expect(forced.stdout).toBe(`wrote ${FINDINGS(RUN1)}: proposed verdict NO CHANGE\n`);
     expect(read(repo, FINDINGS(RUN1))).not.toContain('My notes');
 
     // Recorded findings are no longer "edited": a new draft may replace them.
-    await ok(repo, ['grade']);
-    await ok(repo, ['grade', '--draft']);
+    await tuneOk(repo, ['grade']);
+    await tuneOk(repo, ['grade', '--draft']);
     expect(repo.git('status', '--porcelain')).toBe('');
   });
 });

@@ -1,8 +1,9 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, ROOT, TempRepo } from '../helpers/repo.js';
+import { CLI, ROOT, startProcess } from '../helpers/cli.js';
+import { TempRepo } from '../helpers/repo.js';
 
 /**
  * The git hooks (SPEC section 9) in a real repository, with native git
@@ -29,16 +30,7 @@ function withCliOnPath(repo: TempRepo): void {
 }
 
 /** A command run without blocking the test worker (hooks start node several times per commit). */
-function exec(repo: TempRepo, cmd: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(cmd, args, { cwd: repo.dir, env: { ...process.env, ...repo.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
+const exec = (repo: TempRepo, cmd: string, args: string[], env: Record<string, string> = {}) => startProcess(cmd, args, repo.dir, { ...process.env, ...repo.env, ...env }).done;
 
 /** Native git with its stderr (where hooks speak). */
 const git = (repo: TempRepo, args: string[], env: Record<string, string> = {}) => exec(repo, 'git', args, env);

@@ -17,7 +17,8 @@ import { applyImport, planFolderImport, readFolder } from '../../src/app/import.
 import { loadTuning } from '../../src/app/tuning.js';
 import { openRepo } from '../../src/git/open.js';
 import { generateFolderStates, type FolderState } from '../helpers/folder-method.js';
-import { ROOT, TempRepo } from '../helpers/repo.js';
+import { ROOT, tuneAsync, tuneOk } from '../helpers/cli.js';
+import { TempRepo } from '../helpers/repo.js';
 
 /**
  * The proof of `git tune import` (docs/design.md, "Import"): on folder states
@@ -222,19 +223,42 @@ async function oursPure(state: FolderState): Promise<Ours> {
   return { kind: step.kind, batch: planned && { size: planned.size, kind: planned.kind, new: planned.new, recheck: planned.recheck } };
 }
 
-/** The same through the real CLI. */
-function oursByCli(state: FolderState): Ours {
-  const r = TempRepo.create({ 'agents/prompt.md': 'Answer politely.\n' });
+let project: TempRepo | null = null;
+
+/** The same through the real CLI, in a new repository holding the project (a copy of one made once). */
+async function oursByCli(state: FolderState): Promise<Ours> {
+  if (!project) {
+    project = TempRepo.create({ 'agents/prompt.md': 'Answer politely.\n' });
+    repos.push(project);
+  }
+  const r = TempRepo.copyOf(project);
   repos.push(r);
-  const imported = r.tune(['import', path.join(roots.get(state.id)!, 'finetune'), '--json', ...(withConfig(state) ? FLAGS : [])]);
+  const imported = await tuneAsync(r, ['import', path.join(roots.get(state.id)!, 'finetune'), '--json', ...(withConfig(state) ? FLAGS : [])]);
   if (imported.code !== 0) throw new Error(`import of ${state.id} exited ${imported.code}: ${imported.stderr}`);
-  const next = r.tuneJson<{ kind: string }>(['next']);
+  const next = JSON.parse((await tuneOk(r, ['next', '--json'])).stdout) as { kind: string };
   expect(JSON.parse(imported.stdout).next.kind).toBe(next.kind);
-  const dry = r.tune(['batch', '--dry-run', '--json']);
+  const dry = await tuneAsync(r, ['batch', '--dry-run', '--json']);
   const plan = dry.code === 0 ? (JSON.parse(dry.stdout) as SeedPlan) : null;
   expect(r.fsck()).toBe('');
   r.cleanup();
   return { kind: next.kind, batch: plan && { size: plan.size, kind: plan.kind, new: plan.new, recheck: plan.recheck } };
+}
+
+/**
+ * The states compared through the CLI, started at once, CLI_LANES at a time:
+ * their child processes work while this process decides the other states.
+ */
+const CLI_LANES = 2;
+function startCliStates(states: readonly FolderState[]): Map<string, Promise<Ours>> {
+  const started = new Map<string, Promise<Ours>>();
+  const lanes: Array<Promise<unknown>> = Array.from({ length: CLI_LANES }, () => Promise.resolve());
+  states.forEach((state, k) => {
+    const ours = lanes[k % CLI_LANES]!.then(() => oursByCli(state));
+    ours.catch(() => {}); // awaited, and so reported, in state order below
+    lanes[k % CLI_LANES] = ours.catch(() => {});
+    started.set(state.id, ours);
+  });
+  return started;
 }
 
 /** A run folder of the latest batch that has not run to its end (no batch/batch.json). */
@@ -273,10 +297,11 @@ describe('git tune import decides as the folder method does', () => {
     const batchDiffers: string[] = [];
     let batchCompared = 0;
     let forecasts = 0;
+    const byCli = startCliStates(STATES.filter((_, i) => i % SAMPLE === 0));
     for (const [i, state] of STATES.entries()) {
       const seed = answers.get(state.id)!;
       const want = kindOfLine(seed.next);
-      const ours = i % SAMPLE === 0 ? oursByCli(state) : i % SAMPLE === SAMPLE / 2 ? await oursInProcess(state) : await oursPure(state);
+      const ours = i % SAMPLE === 0 ? await byCli.get(state.id)! : i % SAMPLE === SAMPLE / 2 ? await oursInProcess(state) : await oursPure(state);
       const tally = byKind.get(want) ?? { agree: 0, differ: [] };
       if (ours.kind === want) tally.agree += 1;
       else tally.differ.push(`${state.id} (${state.label}): next.mjs "${seed.next}" = ${want}, git-tune ${ours.kind}`);

@@ -11,7 +11,8 @@ import { planImport, type ImportPlan } from '../../src/core/import/replay.js';
 import type { InitFlags } from '../../src/core/import/settings.js';
 import { decideNext } from '../../src/core/next.js';
 import { TuneError } from '../../src/errors.js';
-import { ROOT, TempRepo } from '../helpers/repo.js';
+import { ROOT } from '../helpers/cli.js';
+import { TempRepo } from '../helpers/repo.js';
 
 /**
  * Each file shape the folder method's scripts write (docs/design.md,

@@ -1,8 +1,8 @@
-import { spawn } from 'node:child_process';
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { CLI, ROOT, TempRepo, type CliResult } from '../helpers/repo.js';
+import { ROOT, tuneOk, type CliResult } from '../helpers/cli.js';
+import { TempRepo } from '../helpers/repo.js';
 
 /**
  * The whole batch loop by hand (SPEC 3.3-3.8, 5): the example agent taken
@@ -50,21 +50,7 @@ describe('the batch loop by hand, following git tune next', () => {
   let repo: TempRepo;
 
   /** The real CLI, asynchronously, so the test worker stays responsive while a run works. */
-  const tune = (args: string[], env: Record<string, string> = {}): Promise<CliResult> =>
-    new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [CLI, ...args], { cwd: repo.dir, env: { ...process.env, ...repo.env, ...env } });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d) => (stdout += d));
-      child.stderr.on('data', (d) => (stderr += d));
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-    });
-  const ok = async (args: string[], env: Record<string, string> = {}): Promise<CliResult> => {
-    const r = await tune(args, env);
-    expect(r.code, `git tune ${args.join(' ')}\n${r.stderr}\n${r.stdout}`).toBe(0);
-    return r;
-  };
+  const ok = (args: string[], env: Record<string, string> = {}): Promise<CliResult> => tuneOk(repo, args, env);
   const next = async (): Promise<Next> => JSON.parse((await ok(['next', '--json'])).stdout) as Next;
 
   /** Asks next, checks its kind, runs its command part by part; returns the step and each part's output. */

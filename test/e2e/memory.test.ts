@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { sealMessage } from '../../src/core/steps.js';
-import { ROOT, TempRepo } from '../helpers/repo.js';
+import { ROOT } from '../helpers/cli.js';
+import { TempRepo } from '../helpers/repo.js';
+import { passGrade } from '../helpers/tuning.js';
 
 /**
  * `git tune memory candidate` / `checkpoint` (SPEC 3.3, 3.7): the candidate
@@ -78,15 +79,6 @@ function ok(repo: TempRepo, args: string[]) {
   const r = repo.tune(args);
   expect(r.code, `git tune ${args.join(' ')}\n${r.stderr}`).toBe(0);
   return r;
-}
-
-/**
- * A PASSED grade written by native git, sealed as the tool seals its steps
- * (the fold reads commit messages only, and trusts sealed steps only).
- */
-function passGrade(repo: TempRepo, run: string): void {
-  const message = sealMessage(`tune(desk): grade ${run}: PASSED\n\n${['Tune-Tuning: desk', 'Tune-Step: grade', `Tune-Run: ${run}`, 'Tune-Verdict: PASSED', 'Tune-Wrong: (none)', 'Tune-Review: yes'].join('\n')}\n`);
-  repo.git('commit', '-q', '--allow-empty', '--cleanup=verbatim', '-m', message);
 }
 
 /** Files of a memory tree at the branch tip, relative to it, with their content. */

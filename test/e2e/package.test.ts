@@ -3,7 +3,8 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, TempRepo } from '../helpers/repo.js';
+import { ROOT } from '../helpers/cli.js';
+import { TempRepo } from '../helpers/repo.js';
 
 /**
  * What `npm install git-tune` gets: the packed tarball, unpacked with no

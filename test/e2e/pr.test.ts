@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, ROOT, TempRepo } from '../helpers/repo.js';
+import { ROOT, tuneAsync } from '../helpers/cli.js';
+import { TempRepo } from '../helpers/repo.js';
 
 /**
  * `git tune pr <batch>` against a loopback server (127.0.0.1 only) that
@@ -77,16 +77,6 @@ function fakeGitHub() {
   return { server, pulls, seen };
 }
 
-function tune(repo: TempRepo, args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: repo.dir, env: { ...process.env, ...repo.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
 
 describe('git tune pr', () => {
   let repo: TempRepo;
@@ -106,7 +96,7 @@ describe('git tune pr', () => {
     remote.git('init', '-q', '--bare');
     repo.git('remote', 'add', 'origin', remote.dir);
     const ok = async (args: string[]) => {
-      const r = await tune(repo, args);
+      const r = await tuneAsync(repo, args);
       expect(r.code, `git tune ${args.join(' ')}\n${r.stderr}`).toBe(0);
     };
     await ok(['init', 'desk', '--prose', 'agents/**/*.md', '--runner', `node ${RUNNER}`, '--dataset', 'cases.yaml', '--no-hooks']);
@@ -121,7 +111,7 @@ describe('git tune pr', () => {
   });
 
   it('pushes the batch and its base as branches, and opens one pull request with the review as its body', async () => {
-    const r = await tune(repo, ['pr', '1', '--json'], env());
+    const r = await tuneAsync(repo, ['pr', '1', '--json'], env());
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out).toMatchObject({
@@ -148,10 +138,10 @@ describe('git tune pr', () => {
 
   it('a second call, after more steps, updates the same pull request', async () => {
     for (const args of [['run'], ['grade', '--verdict', 'PASSED']]) {
-      const step = await tune(repo, args);
+      const step = await tuneAsync(repo, args);
       expect(step.code, step.stderr).toBe(0);
     }
-    const r = await tune(repo, ['pr', 'batch01'], env());
+    const r = await tuneAsync(repo, ['pr', 'batch01'], env());
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toBe('updated pull request #1: https://github.com/acme/desk/pull/1\n');
     expect(github.pulls).toHaveLength(1);
@@ -164,7 +154,7 @@ describe('git tune pr', () => {
 
   it('without a token: pushes, prints the body on stdout and the gh pr create line on stderr', async () => {
     const before = github.seen.length;
-    const r = await tune(repo, ['pr', '1'], { GITHUB_TOKEN: '', GH_TOKEN: '', GITHUB_REPOSITORY: 'acme/desk' });
+    const r = await tuneAsync(repo, ['pr', '1'], { GITHUB_TOKEN: '', GH_TOKEN: '', GITHUB_REPOSITORY: 'acme/desk' });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout.startsWith('# Batch 1 of tuning `desk`')).toBe(true);
     expect(r.stderr).toContain('no GITHUB_TOKEN or GH_TOKEN');
@@ -173,10 +163,10 @@ describe('git tune pr', () => {
   });
 
   it('refuses a batch that does not exist, and a token the API refuses, with the fix', async () => {
-    const none = await tune(repo, ['pr', '7'], env());
+    const none = await tuneAsync(repo, ['pr', '7'], env());
     expect(none.code).toBe(2);
     expect(none.stderr).toContain('tuning desk has no batch 7');
-    const bad = await tune(repo, ['pr', '1'], { ...env(), GITHUB_TOKEN: 'wrong-token-xyz' });
+    const bad = await tuneAsync(repo, ['pr', '1'], { ...env(), GITHUB_TOKEN: 'wrong-token-xyz' });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('GitHub answered 401');
     expect(bad.stderr).toContain('fix: the token was refused');

@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HAND_END, HAND_START } from '../../src/core/readme.js';
-import { CLI, ROOT, TempRepo } from '../helpers/repo.js';
+import { ROOT, tuneAsync } from '../helpers/cli.js';
+import { TempRepo } from '../helpers/repo.js';
 import { checkFlowchart, checkXyChart, mermaidBlocks } from '../helpers/mermaid.js';
 
 /**
@@ -19,16 +19,6 @@ const CASES = [
   '- { id: c, class: c, input: c, checks: [{ type: contains, value: politely }] }',
 ].join('\n');
 
-function tune(repo: TempRepo, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: repo.dir, env: { ...process.env, ...repo.env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
 
 /** Commit ids and the checkout's own path (the runner command names it) vary between machines. */
 const scrub = (text: string) => text.split(ROOT).join('<root>').replace(/\b[0-9a-f]{7,40}\b/g, '<id>');
@@ -43,10 +33,10 @@ describe('README.md and USAGE.md in every step, log and review', () => {
   beforeAll(async () => {
     repo = TempRepo.create({ 'agents/prompt.md': 'Answer politely.\n', 'cases.yaml': `${CASES}\n` });
     const ok = async (args: string[]) => {
-      const r = await tune(repo, args);
+      const r = await tuneAsync(repo, args);
       expect(r.code, `git tune ${args.join(' ')}\n${r.stderr}`).toBe(0);
       const step = repo.git('log', '-1', '--format=%(trailers:key=Tune-Step,valueonly)', 'tune/desk').trim();
-      const next = JSON.parse((await tune(repo, ['next', '--json'])).stdout);
+      const next = JSON.parse((await tuneAsync(repo, ['next', '--json'])).stdout);
       // A README cannot hold the id of its own commit: a pending edit made by this step is "this commit".
       next.message = next.message.replace(repo.git('rev-parse', '--short=7', 'tune/desk').trim(), 'this commit');
       readmes.push({ step, readme: repo.git('show', `tune/desk:${DIR}/README.md`), next });
@@ -125,13 +115,13 @@ describe('README.md and USAGE.md in every step, log and review', () => {
   });
 
   it('git tune log: every step newest first, with where each edit stands', async () => {
-    const text = await tune(repo, ['log']);
+    const text = await tuneAsync(repo, ['log']);
     const lines = text.stdout.split('\n');
     expect(lines[0]).toBe('tuning desk: 17 steps, newest first');
     expect(lines[3]).toMatch(/^17 +[0-9a-f]{7} +grade +batch01-nomem-run3 +graded batch01-nomem-run3: REGRESSION, 2 wrong; difficult add a flaky; difficult add c flaky$/);
     expect(lines[4]).toMatch(/^16 +[0-9a-f]{7} +revert +reverted [0-9a-f]{7}$/);
     expect(text.stdout).toContain(`reverted by ${revertCommit.slice(0, 7)} (batch01-nomem-run3 did not confirm it)`);
-    const json = JSON.parse((await tune(repo, ['log', '--json'])).stdout);
+    const json = JSON.parse((await tuneAsync(repo, ['log', '--json'])).stdout);
     const edits = json.steps.filter((s: { step: string }) => s.step === 'edit');
     expect(edits.map((e: { edit: unknown }) => e.edit)).toEqual([
       {
@@ -146,7 +136,7 @@ describe('README.md and USAGE.md in every step, log and review', () => {
   });
 
   it('git tune review 1: runs, a confirmed edit and a reverted one as diffs with the runs that tried them', async () => {
-    const r = await tune(repo, ['review', '1', '--json']);
+    const r = await tuneAsync(repo, ['review', '1', '--json']);
     expect(r.code, r.stderr).toBe(0);
     const review = JSON.parse(r.stdout);
     expect(review.runs.map((x: { run: string; verdict: string; wrong: string[] }) => [x.run, x.verdict, x.wrong])).toEqual([
@@ -162,7 +152,7 @@ describe('README.md and USAGE.md in every step, log and review', () => {
       { op: 'add', id: 'a', reason: 'flaky', at: 'the grade of batch01-nomem-run3' },
       { op: 'add', id: 'c', reason: 'flaky', at: 'the grade of batch01-nomem-run3' },
     ]);
-    const text = (await tune(repo, ['review', 'batch01'])).stdout;
+    const text = (await tuneAsync(repo, ['review', 'batch01'])).stdout;
     expect(text).toBe(`${review.markdown}\n`.replace(/\n\n$/, '\n'));
     expect(scrub(text)).toMatchSnapshot();
   });
@@ -170,7 +160,7 @@ describe('README.md and USAGE.md in every step, log and review', () => {
   it('review links commits on GitHub when origin is there', async () => {
     repo.git('remote', 'add', 'origin', 'git@github.com:acme/desk.git');
     try {
-      const text = (await tune(repo, ['review', '1'])).stdout;
+      const text = (await tuneAsync(repo, ['review', '1'])).stdout;
       expect(text).toContain(`reverted** by \`${revertCommit.slice(0, 7)}\``);
       expect(text).toMatch(/\[`[0-9a-f]{7}`\]\(https:\/\/github\.com\/acme\/desk\/commit\/[0-9a-f]{40}\) edit after batch01-nomem-run1/);
     } finally {
@@ -183,7 +173,7 @@ describe('README.md and USAGE.md in every step, log and review', () => {
     const before = readFileSync(file, 'utf8');
     const tip = repo.git('rev-parse', 'tune/desk');
     writeFileSync(file, before.replace(HAND_END, ''));
-    const r = await tune(repo, ['difficult', 'fix', 'a']);
+    const r = await tuneAsync(repo, ['difficult', 'fix', 'a']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('its hand-written part can no longer be found');
     expect(repo.git('rev-parse', 'tune/desk')).toBe(tip);

@@ -1,41 +1,29 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CLI, ROOT, TempRepo } from '../helpers/repo.js';
+import { startTune, tuneAsync } from '../helpers/cli.js';
+import type { TempRepo } from '../helpers/repo.js';
+import { plainCase, plannedRepo } from '../helpers/tuning.js';
 
-const RUNNER = path.join(ROOT, 'test/fixtures/runner.mjs');
 const repos: TempRepo[] = [];
 afterEach(() => {
   for (const r of repos.splice(0)) r.cleanup();
 });
 
-function yamlCases(cases: Array<Record<string, unknown>>): string {
-  return cases.map((c) => `- ${JSON.stringify(c)}`).join('\n') + '\n';
-}
-
 /** A repo with a tuning planned up to batch 1 over `cases` (all in batch 1 when minBatch is large). */
-function setup(cases: Array<Record<string, unknown>>, config: Array<[string, string]> = []): TempRepo {
-  const repo = TempRepo.create({ 'agents/prompt.md': 'Answer politely.\n' });
+async function setup(cases: Array<Record<string, unknown>>, config: Array<[string, string]> = []): Promise<TempRepo> {
+  const repo = await plannedRepo(cases, { config });
   repos.push(repo);
-  repo.write({ 'cases.yaml': yamlCases(cases) });
-  expect(repo.tune(['init', 'desk', '--prose', 'agents/**/*.md', '--runner', `node ${RUNNER}`, '--dataset', 'cases.yaml']).code).toBe(0);
-  for (const [k, v] of [['minBatch', String(cases.length)], ['maxBatch', String(Math.max(10, cases.length))], ...config] as Array<[string, string]>) {
-    const r = repo.tune(['config', 'set', k, v]);
-    expect(r.code, r.stderr).toBe(0);
-  }
-  expect(repo.tune(['select']).code).toBe(0);
-  expect(repo.tune(['batch']).code).toBe(0);
   return repo;
 }
 
-const plain = (id: string, extra: Record<string, unknown> = {}) => ({ id, class: 'c', input: id, checks: [{ type: 'contains', value: 'politely' }], ...extra });
+const plain = plainCase;
 
 describe('git tune run', () => {
-  it('runs every case once, records a tagged run commit native git accepts, and next asks for the grade', () => {
-    const repo = setup([plain('a'), plain('b'), plain('c', { checks: [{ type: 'equals', value: 'nope' }] })]);
+  it('runs every case once, records a tagged run commit native git accepts, and next asks for the grade', async () => {
+    const repo = await setup([plain('a'), plain('b'), plain('c', { checks: [{ type: 'equals', value: 'nope' }] })]);
     const r = repo.tune(['run']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('batch01-nomem-run1: finished');
@@ -66,8 +54,8 @@ describe('git tune run', () => {
     expect(again.stderr).toContain('no run is due');
   });
 
-  it('makes a run VOID when a case is killed with exit 137, and next halves the concurrency', () => {
-    const repo = setup([plain('a'), plain('b', { input: { simulate: 'oom' } })], [['concurrency', '12']]);
+  it('makes a run VOID when a case is killed with exit 137, and next halves the concurrency', async () => {
+    const repo = await setup([plain('a'), plain('b', { input: { simulate: 'oom' } })], [['concurrency', '12']]);
     expect(repo.tune(['run']).code).toBe(0);
     expect(repo.git('log', '-1', '--format=%(trailers:key=Tune-Void,valueonly)', 'tune/desk')).toContain('killed (exit 137');
     const next = repo.tuneJson(['next']);
@@ -81,8 +69,8 @@ describe('git tune run', () => {
     expect(repo.git('log', '-1', '--format=%(trailers:key=Tune-Concurrency,valueonly)', 'tune/desk').trim()).toBe('6');
   });
 
-  it('makes a hanging case VOID after its timeout, and records garbage output as a case error', () => {
-    const repo = setup([plain('hangs', { input: { simulate: 'hang' } }), plain('junk', { input: { simulate: 'garbage' } }), plain('shape', { input: { simulate: 'bad-shape' } })], [['runner.timeoutSec', '2']]);
+  it('makes a hanging case VOID after its timeout, and records garbage output as a case error', async () => {
+    const repo = await setup([plain('hangs', { input: { simulate: 'hang' } }), plain('junk', { input: { simulate: 'garbage' } }), plain('shape', { input: { simulate: 'bad-shape' } })], [['runner.timeoutSec', '2']]);
     const r = repo.tune(['run', '--json']);
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout);
@@ -97,10 +85,9 @@ describe('git tune run', () => {
 
   it('survives kill -9 mid-run: next says resume, and the resumed run records every case exactly once', async () => {
     const ids = ['k1', 'k2', 'k3', 'k4', 'k5', 'k6'];
-    const repo = setup(ids.map((id) => plain(id)), [['concurrency', '2']]);
+    const repo = await setup(ids.map((id) => plain(id)), [['concurrency', '2']]);
     const invocations = repo.path('invocations.txt');
-    const env = { ...process.env, ...repo.env, TEST_SLEEP_MS: '400', TEST_INVOCATIONS: invocations };
-    const child = spawn(process.execPath, [CLI, 'run'], { cwd: repo.dir, env, stdio: 'ignore' });
+    const { child } = startTune(repo, ['run'], { TEST_SLEEP_MS: '400', TEST_INVOCATIONS: invocations });
     const casesDir = repo.path('.git/tune/desk/runs/batch01-nomem-run1/cases');
     const deadline = Date.now() + 20_000;
     while ((!existsSync(casesDir) || readdirSync(casesDir).filter((f) => f.endsWith('.json')).length < 2) && Date.now() < deadline) {
@@ -123,8 +110,8 @@ describe('git tune run', () => {
     repo.fsck();
   });
 
-  it('stops launching cases when the budget runs out, records the stop, and refuses to start until it is raised', () => {
-    const repo = setup(['b1', 'b2', 'b3', 'b4'].map((id) => plain(id)), [['concurrency', '1'], ['budget.maxTokens', '250']]);
+  it('stops launching cases when the budget runs out, records the stop, and refuses to start until it is raised', async () => {
+    const repo = await setup(['b1', 'b2', 'b3', 'b4'].map((id) => plain(id)), [['concurrency', '1'], ['budget.maxTokens', '250']]);
     const r = repo.tune(['run']);
     expect(r.code).toBe(3);
     expect(r.stderr).toContain('budget spent');
@@ -142,8 +129,8 @@ describe('git tune run', () => {
     expect(repo.git('log', '-1', '--format=%(trailers:key=Tune-Tokens,valueonly)', 'tune/desk').trim()).toBe('480');
   });
 
-  it('keeps a runner that escapes its memory copy from changing the repository or the recorded memory', () => {
-    const repo = setup([plain('esc', { input: { simulate: 'escape' } })]);
+  it('keeps a runner that escapes its memory copy from changing the repository or the recorded memory', async () => {
+    const repo = await setup([plain('esc', { input: { simulate: 'escape' } })]);
     const r = repo.tune(['run']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain('restored');
@@ -156,8 +143,8 @@ describe('git tune run', () => {
     repo.fsck();
   });
 
-  it('stops the whole run when the runner reports its sandbox is down', () => {
-    const repo = setup([plain('s1', { input: { simulate: 'sandbox-down' } }), plain('s2'), plain('s3')], [['concurrency', '1']]);
+  it('stops the whole run when the runner reports its sandbox is down', async () => {
+    const repo = await setup([plain('s1', { input: { simulate: 'sandbox-down' } }), plain('s2'), plain('s3')], [['concurrency', '1']]);
     const r = repo.tune(['run']);
     expect(r.code).toBe(5);
     expect(r.stderr).toContain('sandbox down: the sandbox VM is gone');
@@ -167,8 +154,8 @@ describe('git tune run', () => {
     expect(next.message).toContain('sandbox');
   });
 
-  it('refuses to start over uncommitted prose edits', () => {
-    const repo = setup([plain('a')]);
+  it('refuses to start over uncommitted prose edits', async () => {
+    const repo = await setup([plain('a')]);
     repo.write({ 'agents/prompt.md': 'Answer rudely.\n' });
     const r = repo.tune(['run']);
     expect(r.code).toBe(2);
@@ -194,18 +181,9 @@ describe('git tune run', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as AddressInfo).port;
     try {
-      const repo = setup([plain('p1')]);
+      const repo = await setup([plain('p1')]);
       expect(repo.tune(['config', 'set', 'runner', JSON.stringify({ preset: 'openai-chat', options: { model: 'loop-model', system: ['agents/prompt.md'], pricing: { inputPerMTok: 1000, outputPerMTok: 2000 } } })]).code).toBe(0);
-      const r = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-        const child = spawn(process.execPath, [CLI, 'run', '--json'], {
-          cwd: repo.dir, env: { ...process.env, ...repo.env, OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`, OPENAI_API_KEY: 'sk-test-secret' },
-        });
-        let stdout = '';
-        let stderr = '';
-        child.stdout.on('data', (c) => (stdout += c));
-        child.stderr.on('data', (c) => (stderr += c));
-        child.on('exit', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-      });
+      const r = await tuneAsync(repo, ['run', '--json'], { OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`, OPENAI_API_KEY: 'sk-test-secret' });
       expect(r.code, r.stderr).toBe(0);
       expect(seen).toHaveLength(1);
       expect(seen[0]!.auth).toBe('Bearer sk-test-secret');

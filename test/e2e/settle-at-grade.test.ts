@@ -2,7 +2,9 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { formatStep } from '../../src/core/steps.js';
-import { ROOT, runCliAsync, TempRepo, type CliResult } from '../helpers/repo.js';
+import { ROOT, tuneAsync, tuneOk, type CliResult } from '../helpers/cli.js';
+import { TempRepo } from '../helpers/repo.js';
+import { templateAsync } from '../helpers/tuning.js';
 
 /**
  * Edits settle at grading, and a VOID final check runs again, through the
@@ -32,13 +34,6 @@ afterAll(() => {
   for (const r of repos.splice(0)) r.cleanup();
 });
 
-const cli = runCliAsync;
-
-async function ok(repo: TempRepo, args: string[], env: Record<string, string> = {}): Promise<CliResult> {
-  const r = await cli(repo, args, env);
-  expect(r.code, `git tune ${args.join(' ')}\n${r.stderr}\n${r.stdout}`).toBe(0);
-  return r;
-}
 
 const read = (repo: TempRepo, file: string) => readFileSync(repo.path(file), 'utf8');
 const tip = (repo: TempRepo) => repo.git('rev-parse', 'HEAD').trim();
@@ -51,20 +46,25 @@ const trailers = (repo: TempRepo, key: string, rev = 'HEAD') =>
 
 interface Edit { commit: string; status: string; triedBy: string | null; revertedBy: string | null; kept: { by: string; why: string; commit: string } | null; fate: string }
 async function edits(repo: TempRepo): Promise<Edit[]> {
-  return (JSON.parse((await ok(repo, ['status', '--json'])).stdout) as { edits: Edit[] }).edits;
+  return (JSON.parse((await tuneOk(repo, ['status', '--json'])).stdout) as { edits: Edit[] }).edits;
 }
 
-/** A tuning of the desk agent with its cases, planned and run once, graded as drafted. */
+/** A tuning of the desk agent with its cases, planned and run once, graded as drafted (built once per cases and config, a copy per test). */
 async function desk(cases = CASES, config: Array<[string, string]> = []): Promise<TempRepo> {
-  const repo = TempRepo.create({ [MAIN]: MAIN_TEXT, [TONE]: TONE_TEXT, 'cases.json': JSON.stringify(cases) });
+  const repo = TempRepo.copyOf(await templateAsync(`desk ${JSON.stringify([cases, config])}`, () => buildDesk(cases, config)));
   repos.push(repo);
-  await ok(repo, ['init', 'desk', '--prose', 'desk/**/*.md', '--runner', `node ${AGENT}`, '--dataset', 'cases.json', '--no-hooks']);
-  for (const [key, value] of [['minBatch', String(cases.length)], ['maxBatch', String(cases.length)], ...config]) await ok(repo, ['config', 'set', key!, value!]);
-  await ok(repo, ['select']);
-  await ok(repo, ['batch']);
-  await ok(repo, ['run']);
-  await ok(repo, ['grade', '--draft']);
-  await ok(repo, ['grade']);
+  return repo;
+}
+
+async function buildDesk(cases: typeof CASES, config: Array<[string, string]>): Promise<TempRepo> {
+  const repo = TempRepo.create({ [MAIN]: MAIN_TEXT, [TONE]: TONE_TEXT, 'cases.json': JSON.stringify(cases) });
+  await tuneOk(repo, ['init', 'desk', '--prose', 'desk/**/*.md', '--runner', `node ${AGENT}`, '--dataset', 'cases.json', '--no-hooks']);
+  for (const [key, value] of [['minBatch', String(cases.length)], ['maxBatch', String(cases.length)], ...config]) await tuneOk(repo, ['config', 'set', key!, value!]);
+  await tuneOk(repo, ['select']);
+  await tuneOk(repo, ['batch']);
+  await tuneOk(repo, ['run']);
+  await tuneOk(repo, ['grade', '--draft']);
+  await tuneOk(repo, ['grade']);
   return repo;
 }
 
@@ -73,7 +73,7 @@ async function edit(repo: TempRepo, run: string, files: Record<string, string>, 
   repo.write(files);
   const before = existsSync(repo.path(changesOf(run))) ? read(repo, changesOf(run)) : '';
   repo.write({ [changesOf(run)]: `${before}${changes}\n` });
-  await ok(repo, ['edit']);
+  await tuneOk(repo, ['edit']);
   return tip(repo);
 }
 
@@ -82,9 +82,9 @@ describe.concurrent('edits settle at grading (the desk agent)', { timeout: 240_0
     const repo = await desk(CASES, [['maxRuns', '3']]);
     const fixesRefund = await edit(repo, RUN1, { [MAIN]: `${MAIN_TEXT}- refund: refunds within 30 days\n` }, '## Refunds\n\nAims: refund');
     const fixesNothing = await edit(repo, RUN1, { [TONE]: line(TONE_TEXT, 2, 'Tone 2: mention the warranty warmly.') }, '\n## Warmer tone\n\nAims: warranty');
-    await ok(repo, ['run']);
-    await ok(repo, ['grade', '--draft']);
-    const graded = JSON.parse((await ok(repo, ['grade', '--json'])).stdout) as {
+    await tuneOk(repo, ['run']);
+    await tuneOk(repo, ['grade', '--draft']);
+    const graded = JSON.parse((await tuneOk(repo, ['grade', '--json'])).stdout) as {
       verdict: string; wrong: string[]; commit: string; reverted: Array<{ edit: string; commit: string; files: string[]; why: string }>; kept: unknown[];
     };
     expect(graded.wrong).toEqual(['warranty']);
@@ -117,12 +117,12 @@ describe.concurrent('edits settle at grading (the desk agent)', { timeout: 240_0
       [TONE]: line(TONE_TEXT, 5, 'Tone 5: sign off with the desk name and hours.'),
       [MAIN]: `${read(repo, MAIN)}- warranty: two years of cover\n`,
     }, '\n## Warranty\n\nAims: warranty');
-    await ok(repo, ['run']);
-    await ok(repo, ['grade', '--draft']);
+    await tuneOk(repo, ['run']);
+    await tuneOk(repo, ['grade', '--draft']);
 
     // Its revert conflicts with the later edit of the same line: exit 4, the file and hunk named, nothing written.
     const before = { tip: tip(repo), status: repo.git('status', '--porcelain') };
-    const conflict = await cli(repo, ['grade', '--verdict', 'PASSED']);
+    const conflict = await tuneAsync(repo, ['grade', '--verdict', 'PASSED']);
     expect(conflict.code, conflict.stderr).toBe(4);
     expect(conflict.stderr).toContain(`cannot revert ${short(signOff)}: ${TONE} changed since, and its hunk @@ -`);
     expect(conflict.stderr).toContain(`the grade of ${RUN3} is not recorded: it reverts the edits its run left unconfirmed, and cannot revert`);
@@ -130,12 +130,12 @@ describe.concurrent('edits settle at grading (the desk agent)', { timeout: 240_0
     expect(conflict.stderr).toContain(`git tune grade --run ${RUN3} --keep ${short(signOff)} --why`);
     expect({ tip: tip(repo), status: repo.git('status', '--porcelain') }).toEqual(before);
 
-    const noWhy = await cli(repo, ['grade', '--verdict', 'PASSED', '--keep', short(signOff)]);
+    const noWhy = await tuneAsync(repo, ['grade', '--verdict', 'PASSED', '--keep', short(signOff)]);
     expect(noWhy.code).toBe(2);
     expect(noWhy.stderr).toContain('needs a reason');
     expect(tip(repo)).toBe(before.tip);
 
-    const kept = await ok(repo, ['grade', '--verdict', 'PASSED', '--keep', short(signOff), '--why', 'the sign-off is house style']);
+    const kept = await tuneOk(repo, ['grade', '--verdict', 'PASSED', '--keep', short(signOff), '--why', 'the sign-off is house style']);
     expect(kept.stdout).toContain(`kept ${short(signOff)} (unconfirmed) on purpose: the sign-off is house style (Tune Tester <tester@example.com>)`);
     expect(kept.stdout).toContain(`${RUN3}: PASSED`);
     expect(kept.stdout).not.toContain('reverted');
@@ -154,25 +154,25 @@ describe.concurrent('edits settle at grading (the desk agent)', { timeout: 240_0
     expect(all[2]!.kept).toEqual({ by: 'Tune Tester <tester@example.com>', why: 'the sign-off is house style', commit: tip(repo) });
 
     // Where each edit stands, in status, log, the README and the review.
-    const status = (await ok(repo, ['status'])).stdout;
+    const status = (await tuneOk(repo, ['status'])).stdout;
     expect(status).toContain(`confirmed by ${RUN2}`);
     expect(status).toContain(`reverted by ${short(revert.commit)} (${RUN2} did not confirm it)`);
     expect(status).toContain(`kept by Tune Tester <tester@example.com>: the sign-off is house style (unconfirmed by ${RUN3})`);
-    const log = (await ok(repo, ['log'])).stdout;
+    const log = (await tuneOk(repo, ['log'])).stdout;
     expect(log).toContain(`kept by Tune Tester <tester@example.com>: the sign-off is house style`);
     expect(log).toMatch(new RegExp(`${short(revert.commit)} +revert +reverted ${short(fixesNothing)}`));
     const readme = read(repo, `${TUNE}/README.md`);
     expect(readme).toContain('kept by Tune Tester');
     expect(readme).toContain(`reverted by ${short(revert.commit)} (${RUN2} did not confirm it)`);
     expect(readme).toContain('1 reverted, 1 kept');
-    const review = JSON.parse((await ok(repo, ['review', '1', '--json'])).stdout) as { edits: Array<{ status: string; kept: unknown }>; markdown: string };
+    const review = JSON.parse((await tuneOk(repo, ['review', '1', '--json'])).stdout) as { edits: Array<{ status: string; kept: unknown }>; markdown: string };
     expect(review.edits.map((e) => e.status)).toEqual(['confirmed', 'reverted', 'kept', 'confirmed']);
     expect(review.markdown).toContain(`**kept** by Tune Tester <tester@example.com> (the sign-off is house style) though ${RUN3} did not confirm it`);
     // `git tune revert` leaves a kept edit alone and says why.
-    expect((await ok(repo, ['revert'])).stdout).toContain(`kept ${short(signOff)}: kept by Tune Tester <tester@example.com>: the sign-off is house style`);
+    expect((await tuneOk(repo, ['revert'])).stdout).toContain(`kept ${short(signOff)}: kept by Tune Tester <tester@example.com>: the sign-off is house style`);
     expect(tip(repo)).toBe(all[2]!.kept!.commit);
 
-    expect(JSON.parse((await ok(repo, ['next', '--json'])).stdout).kind).toBe('candidate');
+    expect(JSON.parse((await tuneOk(repo, ['next', '--json'])).stdout).kind).toBe('candidate');
     expect(repo.git('status', '--porcelain', '--untracked-files=no')).toBe('');
     expect(repo.fsck()).toBe('');
   });
@@ -180,7 +180,7 @@ describe.concurrent('edits settle at grading (the desk agent)', { timeout: 240_0
   it("PASSED is refused while an unconfirmed edit stands (rule b'), and accepted once it is reverted", async () => {
     const repo = await desk(CASES, [['maxRuns', '4']]);
     const fixesNothing = await edit(repo, RUN1, { [TONE]: line(TONE_TEXT, 3, 'Tone 3: be brief about refunds.') }, '## Brief\n\nAims: refund');
-    await ok(repo, ['run']);
+    await tuneOk(repo, ['run']);
     // Run 2's grade as a git-tune that did not revert at grading wrote it: the edit stays in, unconfirmed.
     const msg = repo.path('.git', 'legacy-grade.txt');
     writeFileSync(msg, formatStep(
@@ -191,21 +191,21 @@ describe.concurrent('edits settle at grading (the desk agent)', { timeout: 240_0
     expect((await edits(repo)).map((e) => e.status)).toEqual(['unconfirmed']);
 
     const fixesRefund = await edit(repo, RUN2, { [MAIN]: `${MAIN_TEXT}- refund: refunds within 30 days\n` }, '## Refunds\n\nAims: refund');
-    await ok(repo, ['run']);
-    await ok(repo, ['grade', '--draft']);
+    await tuneOk(repo, ['run']);
+    await tuneOk(repo, ['grade', '--draft']);
     const findings = read(repo, findingsOf(RUN3));
     repo.write({ [findingsOf(RUN3)]: findings.replace(/^## .+$/m, '## PASSED').replace('## Difficult\n', '## Difficult\n\nadd warranty wrong\n') });
     const before = tip(repo);
-    const refused = await cli(repo, ['grade']);
+    const refused = await tuneAsync(repo, ['grade']);
     expect(refused.code, refused.stderr).toBe(3);
     expect(refused.stderr).toContain(`PASSED is refused for ${RUN3}`);
     expect(refused.stderr).toContain(`rule unsettled: edit ${short(fixesNothing)} of this half is unconfirmed and neither reverted nor kept`);
     expect(refused.stderr).toContain(`fix: git tune revert ${short(fixesNothing)}`);
     expect(tip(repo)).toBe(before);
 
-    await ok(repo, ['revert', short(fixesNothing)]);
+    await tuneOk(repo, ['revert', short(fixesNothing)]);
     expect(read(repo, TONE)).toBe(TONE_TEXT);
-    await ok(repo, ['grade']);
+    await tuneOk(repo, ['grade']);
     expect(trailers(repo, 'Tune-Verdict')).toEqual(['PASSED']);
     expect((await edits(repo)).map((e) => [e.commit, e.status])).toEqual([[fixesNothing, 'reverted'], [fixesRefund, 'confirmed']]);
     expect(repo.fsck()).toBe('');
@@ -214,31 +214,31 @@ describe.concurrent('edits settle at grading (the desk agent)', { timeout: 240_0
   it('a crash while the grade writes its revert and grade commits: they land together or not at all, and the next grade never reverts twice', async () => {
     const repo = await desk(CASES);
     const fixesNothing = await edit(repo, RUN1, { [TONE]: line(TONE_TEXT, 4, 'Tone 4: talk about the weather.') }, '## Weather\n\nAims: refund');
-    await ok(repo, ['run']);
-    await ok(repo, ['grade', '--draft']);
+    await tuneOk(repo, ['run']);
+    await tuneOk(repo, ['grade', '--draft']);
     const ran = tip(repo);
     const revertSteps = () => repo.git('log', '--format=%H', '--grep=^Tune-Step: revert$', 'HEAD').split('\n').filter(Boolean);
 
     // Killed after writing both commits' objects, before the branch moved: nothing happened.
-    const early = await cli(repo, ['grade'], { GIT_TUNE_CRASH_AT: 'grade:after-objects' });
+    const early = await tuneAsync(repo, ['grade'], { GIT_TUNE_CRASH_AT: 'grade:after-objects' });
     expect(early.code).not.toBe(0);
     expect(tip(repo)).toBe(ran);
-    expect(JSON.parse((await ok(repo, ['next', '--json'])).stdout)).toMatchObject({ kind: 'grade', run: RUN2 });
+    expect(JSON.parse((await tuneOk(repo, ['next', '--json'])).stdout)).toMatchObject({ kind: 'grade', run: RUN2 });
     expect(read(repo, TONE)).toBe(line(TONE_TEXT, 4, 'Tone 4: talk about the weather.'));
 
     // Killed after the branch moved, before the working tree followed: the next command finishes it; both commits are there.
-    const late = await cli(repo, ['grade'], { GIT_TUNE_CRASH_AT: 'grade:after-ref' });
+    const late = await tuneAsync(repo, ['grade'], { GIT_TUNE_CRASH_AT: 'grade:after-ref' });
     expect(late.code).not.toBe(0);
     expect(trailers(repo, 'Tune-Step', 'tune/desk')).toEqual(['grade']);
     expect(trailers(repo, 'Tune-Step', 'tune/desk~1')).toEqual(['revert']);
     expect(repo.git('rev-parse', 'tune/desk~2').trim()).toBe(ran);
-    expect(JSON.parse((await ok(repo, ['next', '--json'])).stdout).kind).toBe('edit');
+    expect(JSON.parse((await tuneOk(repo, ['next', '--json'])).stdout).kind).toBe('edit');
     expect(read(repo, TONE)).toBe(TONE_TEXT);
     expect(revertSteps()).toHaveLength(1);
 
     // A regrade settles nothing again: one grade commit, no second revert.
     const before = tip(repo);
-    const regrade = await ok(repo, ['grade', '--run', RUN2]);
+    const regrade = await tuneOk(repo, ['grade', '--run', RUN2]);
     expect(regrade.stdout).not.toContain('reverted');
     expect(repo.git('rev-parse', 'HEAD~1').trim()).toBe(before);
     expect(revertSteps()).toHaveLength(1);
@@ -250,13 +250,13 @@ describe.concurrent('edits settle at grading (the desk agent)', { timeout: 240_0
   it('to done by next: an edit after the last batch is reverted before the final check; a VOID final check runs again at half the concurrency (final-check-run2)', async () => {
     const repo = await desk(CASES.slice(0, 2), [['concurrency', '8']]);
     const env = { DESK_VOID_ONCE: repo.path('.git', 'void-once') };
-    const next = async () => JSON.parse((await ok(repo, ['next', '--json'])).stdout) as { kind: string; command: string | null; run: string | null; message: string };
+    const next = async () => JSON.parse((await tuneOk(repo, ['next', '--json'])).stdout) as { kind: string; command: string | null; run: string | null; message: string };
     const run = async (command: string) => {
       const outs: CliResult[] = [];
       for (const part of command.split(' && ')) {
         const argv = part.split(' ');
         expect(argv.slice(0, 2), part).toEqual(['git', 'tune']);
-        outs.push(await ok(repo, argv.slice(2), env));
+        outs.push(await tuneOk(repo, argv.slice(2), env));
       }
       return outs;
     };
@@ -274,13 +274,13 @@ describe.concurrent('edits settle at grading (the desk agent)', { timeout: 240_0
         const gated = await next();
         expect(gated.kind).toBe('final');
         expect(gated.command).toBe(`git tune revert ${short(late)} && git tune final`);
-        const refused = await cli(repo, ['final'], env);
+        const refused = await tuneAsync(repo, ['final'], env);
         expect(refused.code).toBe(3);
         expect(refused.stderr).toContain(`the final check does not start while edits stand unconfirmed: ${short(late)}`);
         expect(tip(repo)).toBe(late);
         continue;
       }
-      if (step.kind === 'grade' && step.run !== null && !step.run.startsWith('final-check')) await ok(repo, ['grade', '--draft']);
+      if (step.kind === 'grade' && step.run !== null && !step.run.startsWith('final-check')) await tuneOk(repo, ['grade', '--draft']);
       expect(step.command, step.message).not.toBeNull();
       await run(step.command!);
     }
@@ -288,7 +288,7 @@ describe.concurrent('edits settle at grading (the desk agent)', { timeout: 240_0
     expect(readFileSync(env.DESK_VOID_ONCE, 'utf8')).toMatch(/^(hello|reset)\n$/);
     expect(read(repo, TONE)).toBe(TONE_TEXT);
 
-    const status = JSON.parse((await ok(repo, ['status', '--json'])).stdout) as { final: Array<{ run: string; verdict: string | null }>; edits: Edit[] };
+    const status = JSON.parse((await tuneOk(repo, ['status', '--json'])).stdout) as { final: Array<{ run: string; verdict: string | null }>; edits: Edit[] };
     expect(status.final).toEqual([
       { run: 'final-check', finished: true, verdict: null },
       { run: 'final-check-run2', finished: true, verdict: 'VERIFIED' },
@@ -303,41 +303,41 @@ describe.concurrent('edits settle at grading (the desk agent)', { timeout: 240_0
   it('in CI: an edit after the last batch holds the final check back until kept; final --ci --commit records a VOID final check, and run again records and grades its re-run', async () => {
     const repo = await desk(CASES.slice(0, 2), [['concurrency', '8']]);
     const env = { DESK_VOID_ONCE: repo.path('.git', 'void-once') };
-    await ok(repo, ['memory', 'candidate']);
-    await ok(repo, ['run']);
-    await ok(repo, ['grade', '--draft']);
-    await ok(repo, ['grade']);
-    await ok(repo, ['memory', 'checkpoint']);
-    expect(JSON.parse((await ok(repo, ['next', '--json'])).stdout).kind).toBe('final');
+    await tuneOk(repo, ['memory', 'candidate']);
+    await tuneOk(repo, ['run']);
+    await tuneOk(repo, ['grade', '--draft']);
+    await tuneOk(repo, ['grade']);
+    await tuneOk(repo, ['memory', 'checkpoint']);
+    expect(JSON.parse((await tuneOk(repo, ['next', '--json'])).stdout).kind).toBe('final');
 
     // A prose commit by hand after the last batch holds the final check back, until it is reverted or kept on purpose.
     repo.write({ [TONE]: line(TONE_TEXT, 8, 'Tone 8: close with the opening hours.') });
     repo.git('commit', '-q', '-am', 'opening hours');
     const late = tip(repo);
-    const held = await cli(repo, ['final', '--ci', '--commit'], env);
+    const held = await tuneAsync(repo, ['final', '--ci', '--commit'], env);
     expect(held.code).toBe(3);
     expect(held.stderr).toContain(`the final check does not start while edits stand unconfirmed: ${short(late)}`);
     expect(tip(repo)).toBe(late);
-    const kept = await ok(repo, ['grade', '--keep', short(late), '--why', 'hours are policy']);
+    const kept = await tuneOk(repo, ['grade', '--keep', short(late), '--why', 'hours are policy']);
     expect(kept.stdout).toContain(`kept ${short(late)} (unconfirmed) on purpose: hours are policy`);
     expect(trailers(repo, 'Tune-Run')).toEqual(['batch01-mem-run1']);
     expect((await edits(repo)).map((e) => [e.commit, e.status])).toEqual([[late, 'kept']]);
 
-    const first = await cli(repo, ['final', '--ci', '--commit'], env);
+    const first = await tuneAsync(repo, ['final', '--ci', '--commit'], env);
     expect(first.code, first.stderr).toBe(6);
     expect(first.stderr).toContain('the final check is VOID, not VERIFIED');
     expect(trailers(repo, 'Tune-Verdict')).toEqual(['VOID']);
-    const step = JSON.parse((await ok(repo, ['next', '--json'])).stdout) as { kind: string; command: string };
+    const step = JSON.parse((await tuneOk(repo, ['next', '--json'])).stdout) as { kind: string; command: string };
     expect(step).toMatchObject({ kind: 'void-rerun', command: 'git tune config set concurrency 4 && git tune final' });
-    await ok(repo, ['config', 'set', 'concurrency', '4']);
-    const again = await cli(repo, ['final', '--ci', '--commit', '--json'], env);
+    await tuneOk(repo, ['config', 'set', 'concurrency', '4']);
+    const again = await tuneAsync(repo, ['final', '--ci', '--commit', '--json'], env);
     expect(again.code, again.stderr).toBe(0);
     expect(JSON.parse(again.stdout).verdict).toBe('VERIFIED');
     expect(trailers(repo, 'Tune-Run')).toEqual(['final-check-run2']);
     expect(trailers(repo, 'Tune-Verdict')).toEqual(['VERIFIED']);
-    expect(JSON.parse((await ok(repo, ['next', '--json'])).stdout).kind).toBe('done');
+    expect(JSON.parse((await tuneOk(repo, ['next', '--json'])).stdout).kind).toBe('done');
     // Recorded once: a second --commit is refused.
-    const third = await cli(repo, ['final', '--ci', '--commit'], env);
+    const third = await tuneAsync(repo, ['final', '--ci', '--commit'], env);
     expect(third.code).toBe(3);
     expect(third.stderr).toContain('already recorded (VERIFIED)');
     expect(repo.fsck()).toBe('');

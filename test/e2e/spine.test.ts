@@ -2,7 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, ROOT, TempRepo } from '../helpers/repo.js';
+import { CLI, ROOT } from '../helpers/cli.js';
+import { TempRepo } from '../helpers/repo.js';
 
 /**
  * The user story of the spine, through the real CLI in a real repository:

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, TempRepo, runCliAsync } from '../helpers/repo.js';
+import { ROOT, tuneAsync } from '../helpers/cli.js';
+import { TempRepo } from '../helpers/repo.js';
 
 /**
  * `git tune push` / `git tune pull` against a bare repository: the branch, its
@@ -16,7 +17,7 @@ describe('git tune push and pull', () => {
   let clone: TempRepo;
 
   const ok = async (where: TempRepo, args: string[]) => {
-    const r = await runCliAsync(where, args);
+    const r = await tuneAsync(where, args);
     expect(r.code, `git tune ${args.join(' ')}\n${r.stderr}`).toBe(0);
     return r;
   };
@@ -79,11 +80,11 @@ describe('git tune push and pull', () => {
   });
 
   it('a remote that is not there: the git error, exit 1', async () => {
-    const r = await runCliAsync(repo, ['push', 'nowhere']);
+    const r = await tuneAsync(repo, ['push', 'nowhere']);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('git push --porcelain nowhere refs/heads/tune/desk:refs/heads/tune/desk');
     expect(r.stderr).toMatch(/failed \(exit 128\): .*the repository exists/);
-    const p = await runCliAsync(clone, ['pull', 'nowhere', '--tuning', 'desk']);
+    const p = await tuneAsync(clone, ['pull', 'nowhere', '--tuning', 'desk']);
     expect(p.code).toBe(1);
     expect(p.stderr).toContain('git fetch nowhere refs/tags/tune/desk/*:refs/tags/tune/desk/*');
   });

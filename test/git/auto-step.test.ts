@@ -6,7 +6,8 @@ import { nextFor } from '../../src/app/decide.js';
 import { openTuning } from '../../src/app/tuning.js';
 import type { CaseEvent } from '../../src/run/progress.js';
 import { TempRepo } from '../helpers/repo.js';
-import { plainCase, plannedRepo, RUNNER, stepsBetween, tuneOk } from '../reliability/helpers.js';
+import { tuneOk } from '../helpers/cli.js';
+import { plainCase, plannedRepo, RUNNER, stepsBetween } from '../helpers/tuning.js';
 
 /**
  * The steps of `git tune auto`, in-process on real repositories: each

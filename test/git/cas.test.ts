@@ -1,8 +1,8 @@
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CLI, TempRepo } from '../helpers/repo.js';
-import { IsoGitRepo } from '../../dist/git/iso.js';
+import { tuneAsync } from '../helpers/cli.js';
+import { TempRepo } from '../helpers/repo.js';
+import { IsoGitRepo } from '../../src/git/iso.js';
 
 /**
  * The branch moves by compare-and-swap under git's own lock-file protocol
@@ -88,18 +88,6 @@ describe('IsoGitRepo.compareAndSwapRef', () => {
     expect(repo.fsck()).toBe('');
   });
 });
-
-/** A process that runs the real CLI, asynchronously, so several can race. */
-function tuneAsync(repo: TempRepo, args: string[], extraEnv: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: repo.dir, env: { ...process.env, ...repo.env, ...extraEnv } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
 
 /**
  * A preload that runs a shell command the first time the CLI opens a `.lock`

@@ -1,11 +1,10 @@
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, TempRepo } from '../helpers/repo.js';
-// The built product, as the CLI runs it (tests run after `npm run build`).
-import { commitStep } from '../../dist/app/commit.js';
-import { IsoGitRepo } from '../../dist/git/iso.js';
+import { tuneAsync } from '../helpers/cli.js';
+import { TempRepo } from '../helpers/repo.js';
+import { commitStep } from '../../src/app/commit.js';
+import { IsoGitRepo } from '../../src/git/iso.js';
 
 /**
  * What native git sees of the steps git-tune writes (SPEC section 4): the
@@ -51,15 +50,6 @@ const SPINE: string[][] = [
   ['select'],
   ['batch'],
 ];
-
-function tuneAsync(repo: TempRepo, args: string[]): Promise<{ code: number; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: repo.dir, env: { ...process.env, ...repo.env }, stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (code) => resolve({ code: code ?? -1, stderr }));
-  });
-}
 
 async function runSpineAsync(repo: TempRepo): Promise<void> {
   for (const args of SPINE) {
@@ -216,7 +206,7 @@ describe('run tags', () => {
       const iso = new IsoGitRepo(repo.dir, repo.path('.git'));
       const ref = `refs/heads/${BRANCH}`;
       const tip = await iso.resolveRef(ref);
-      const step = { step: 'note', tuning: 'support-desk', difficult: [] };
+      const step = { step: 'note' as const, tuning: 'support-desk', difficult: [] };
       const oid = await commitStep(
         { repo: iso, ref, parent: tip, tuning: 'support-desk', onBranch: true },
         { step, subject: 'tune(support-desk): a tagged step', changes: new Map([['.tune/support-desk/runs/batch01-nomem-run1/results.json', { content: '[]\n' }]]), tags: ['batch01-nomem-run1'] },

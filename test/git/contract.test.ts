@@ -4,11 +4,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TempRepo } from '../helpers/repo.js';
-// The built product, as the CLI runs it (tests run after `npm run build`).
-import { IsoGitRepo } from '../../dist/git/iso.js';
-import { NativeGitRepo } from '../../dist/git/native-repo.js';
-import { chooseBackend } from '../../dist/git/open.js';
-import { initRepo } from '../../dist/git/init.js';
+import { IsoGitRepo } from '../../src/git/iso.js';
+import { NativeGitRepo } from '../../src/git/native-repo.js';
+import { chooseBackend } from '../../src/git/open.js';
+import { initRepo } from '../../src/git/init.js';
 
 /**
  * One contract for both GitRepo implementations: isomorphic-git in-process,

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { lstatSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TempRepo, type CliResult } from '../helpers/repo.js';
+import type { CliResult } from '../helpers/cli.js';
+import { TempRepo } from '../helpers/repo.js';
 
 /**
  * SPEC section 4: "A command that fails writes nothing: no half-made commit,

@@ -1,17 +1,16 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TempRepo } from '../helpers/repo.js';
-// The built product, as the CLI runs it (tests run after `npm run build`).
-import { cacheDir } from '../../dist/app/cache.js';
-import { CONFIG_FILE } from '../../dist/app/config-file.js';
-import { nextFor, nextInputFor } from '../../dist/app/decide.js';
-import { loadTuning, readHistory } from '../../dist/app/tuning.js';
-import { foldHistory } from '../../dist/core/fold.js';
-import { decideNext } from '../../dist/core/next.js';
-import { matcher } from '../../dist/core/glob.js';
-import { formatStep } from '../../dist/core/steps.js';
-import { IsoGitRepo } from '../../dist/git/iso.js';
-import { NativeGitRepo } from '../../dist/git/native-repo.js';
+import { cacheDir } from '../../src/app/cache.js';
+import { CONFIG_FILE } from '../../src/app/config-file.js';
+import { nextFor, nextInputFor } from '../../src/app/decide.js';
+import { loadTuning, readHistory } from '../../src/app/tuning.js';
+import { foldHistory } from '../../src/core/fold.js';
+import { decideNext } from '../../src/core/next.js';
+import { matcher } from '../../src/core/glob.js';
+import { formatStep } from '../../src/core/steps.js';
+import { IsoGitRepo } from '../../src/git/iso.js';
+import { NativeGitRepo } from '../../src/git/native-repo.js';
 
 /**
  * The fold's cache in .git/tune/<name>/cache (src/app/cache.ts) must never

@@ -1,8 +1,9 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { CLI, TempRepo } from '../helpers/repo.js';
-import { resolveIdentity } from '../../dist/git/identity.js';
+import { CLI, startProcess } from '../helpers/cli.js';
+import { TempRepo } from '../helpers/repo.js';
+import { resolveIdentity } from '../../src/git/identity.js';
 
 /**
  * Who a step's commit is by, resolved as git resolves it (isomorphic-git only
@@ -31,16 +32,7 @@ function envWithoutIdentity(repo: TempRepo, extra: Record<string, string> = {}):
 }
 
 /** The real CLI in a child process, asynchronously, so the scenarios below run side by side. */
-function run(repo: TempRepo, args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: repo.dir, env });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
+const run = (repo: TempRepo, args: string[], env: Record<string, string>) => startProcess(process.execPath, [CLI, ...args], repo.dir, env).done;
 
 /** `name <email>` of what native git would use in the same environment. */
 function nativeIdent(repo: TempRepo, role: 'AUTHOR' | 'COMMITTER', env: Record<string, string>): string {

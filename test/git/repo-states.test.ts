@@ -1,9 +1,9 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
 import { describe, it, type TestContext } from 'vitest';
-import { CLI, TempRepo, type CliResult } from '../helpers/repo.js';
+import { tuneAsync, type CliResult } from '../helpers/cli.js';
+import { TempRepo } from '../helpers/repo.js';
 
 /**
  * Repositories in states a user really has them in: no commit yet, a linked
@@ -14,16 +14,7 @@ const CONFIG = '.tune/support-desk/config.yaml';
 const INIT = ['init', 'support-desk', '--prose', 'agents/**/*.md', '--runner', 'node agent.js'];
 
 /** The real CLI, asynchronously: the tests of this file are independent and run side by side. */
-function tune(repo: TempRepo, args: string[], cwd = repo.dir): Promise<CliResult> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd, env: { ...process.env, ...repo.env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
+const tune = (repo: TempRepo, args: string[], cwd = repo.dir): Promise<CliResult> => tuneAsync({ dir: cwd, env: repo.env }, args);
 
 /** A repository removed when the test ends (concurrent tests use their own context's hook). */
 function track(ctx: TestContext, repo: TempRepo): TempRepo {

@@ -1,17 +1,15 @@
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { tuneSync, type CliResult } from './cli.js';
 
 /**
- * Test helpers: real git repositories in temp dirs, the real built CLI, and
- * native git to check what we wrote. Dates and identities are pinned so
- * commit ids are deterministic.
+ * Test helpers: real git repositories in temp dirs, and native git to check
+ * what we wrote. Dates and identities are pinned so commit ids are
+ * deterministic (a copy of a repository holds the very commits a rebuild
+ * would write).
  */
-export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-export const CLI = path.join(ROOT, 'dist/bin/git-tune.js');
-
 export const PINNED_ENV: Record<string, string> = {
   GIT_AUTHOR_NAME: 'Tune Tester',
   GIT_AUTHOR_EMAIL: 'tester@example.com',
@@ -22,12 +20,6 @@ export const PINNED_ENV: Record<string, string> = {
   GIT_CONFIG_NOSYSTEM: '1',
   NO_COLOR: '1',
 };
-
-export interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 export class TempRepo {
   readonly dir: string;
@@ -47,6 +39,13 @@ export class TempRepo {
     repo.git('add', '-A');
     repo.git('commit', '-q', '-m', 'project');
     return repo;
+  }
+
+  /** A new repository holding a copy of `template`'s files and .git: a history built once, used by many tests. */
+  static copyOf(template: TempRepo, prefix = 'git-tune-copy-'): TempRepo {
+    const copy = new TempRepo(prefix);
+    cpSync(template.dir, copy.dir, { recursive: true, verbatimSymlinks: true });
+    return copy;
   }
 
   path(...parts: string[]): string {
@@ -70,14 +69,9 @@ export class TempRepo {
     });
   }
 
-  /** Runs the real CLI; never throws on a non-zero exit. */
+  /** Runs the real CLI and waits; never throws on a non-zero exit. */
   tune(args: string[], extraEnv: Record<string, string> = {}): CliResult {
-    const r = spawnSync(process.execPath, [CLI, ...args], {
-      cwd: this.dir,
-      env: { ...process.env, ...this.env, ...extraEnv },
-      encoding: 'utf8',
-    });
-    return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+    return tuneSync(this, args, extraEnv);
   }
 
   /** Runs the CLI and parses its --json output, failing loudly on a non-zero exit. */
@@ -96,15 +90,61 @@ export class TempRepo {
   }
 }
 
-/** The real CLI, asynchronously, in `repo` with its pinned env: independent tests run side by side. */
-export function runCliAsync(repo: TempRepo, args: readonly string[], env: Record<string, string> = {}): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: repo.dir, env: { ...process.env, ...repo.env, ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
+/** The commit `ref` names, or null when there is none. */
+export function revOrNull(repo: TempRepo, ref: string): string | null {
+  try {
+    return repo.git('rev-parse', '--verify', '-q', ref).trim() || null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The commit a full ref name points at, read from the ref files as git
+ * writes them (a lock, then a rename): for loops that watch a branch move
+ * while a command runs, where a `git rev-parse` every few milliseconds
+ * would cost more than the command watched.
+ */
+export function readRef(repo: TempRepo, ref: string): string | null {
+  try {
+    return readFileSync(repo.path('.git', ref), 'utf8').trim();
+  } catch {
+    const packed = existsSync(repo.path('.git', 'packed-refs')) ? readFileSync(repo.path('.git', 'packed-refs'), 'utf8') : '';
+    return packed.split('\n').find((l) => l.endsWith(` ${ref}`))?.slice(0, 40) ?? null;
+  }
+}
+
+/** `git fsck --strict` exits 0 and reports no error (dangling objects of a step that never landed are fine). */
+export function fsckProblems(repo: TempRepo): string {
+  try {
+    const out = repo.git('fsck', '--strict', '--no-dangling', '--no-progress');
+    return out.split('\n').filter((l) => /error|missing|broken|bad/i.test(l)).join('\n');
+  } catch (err) {
+    return String((err as { stderr?: string }).stderr ?? err);
+  }
+}
+
+/** Lock files, journals and run caches a finished command must not leave. */
+export function leftovers(repo: TempRepo): string[] {
+  const out: string[] = [];
+  const walk = (dir: string) => {
+    for (const name of existsSync(dir) ? readdirSync(dir, { withFileTypes: true }) : []) {
+      const full = path.join(dir, name.name);
+      if (name.isDirectory()) walk(full);
+      else if (name.name.endsWith('.lock')) out.push(path.relative(repo.dir, full));
+    }
+  };
+  walk(repo.path('.git/refs'));
+  if (existsSync(repo.path('.git/index.lock'))) out.push('.git/index.lock');
+  const tune = repo.path('.git/tune');
+  for (const name of existsSync(tune) ? readdirSync(tune) : []) {
+    if (name === '.locks') {
+      for (const note of readdirSync(path.join(tune, name))) out.push(`.git/tune/.locks/${note}`);
+      continue;
+    }
+    for (const f of ['lock', 'pending-step.json']) if (existsSync(path.join(tune, name, f))) out.push(`.git/tune/${name}/${f}`);
+    const runs = path.join(tune, name, 'runs');
+    for (const run of existsSync(runs) ? readdirSync(runs) : []) out.push(`.git/tune/${name}/runs/${run}`);
+  }
+  return out;
 }

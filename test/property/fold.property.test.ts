@@ -6,7 +6,7 @@ import { foldHistory, type HistoryCommit } from '../../src/core/fold.js';
 import { formatRunName } from '../../src/core/names.js';
 import { decideNext, NEXT_KINDS } from '../../src/core/next.js';
 import { formatStep, VERDICTS, type Step } from '../../src/core/steps.js';
-import { complexityOf, fakeOid } from '../unit/helpers/history.js';
+import { complexityOf, fakeOid } from '../helpers/history.js';
 
 /**
  * The state fold and `next` over any history: steps of every kind in any

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { foldHistory } from '../../src/core/fold.js';
 import { planBatch, type PlanSettings } from '../../src/core/plan.js';
-import { add, complexityOf, History, ids, mem, nomem } from '../unit/helpers/history.js';
+import { add, complexityOf, History, ids, mem, nomem } from '../helpers/history.js';
 
 /**
  * The batch planner (SPEC 3.2) over generated tunings: selections of any

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { settleAtGrade } from '../../src/core/fold.js';
 import { passedRuleBreaks } from '../../src/core/rules.js';
 import type { Verdict } from '../../src/core/steps.js';
-import { History, nomem } from '../unit/helpers/history.js';
+import { History, nomem } from '../helpers/history.js';
 
 /**
  * "An unconfirmed edit never outlives the grading that found it out": over

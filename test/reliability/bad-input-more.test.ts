@@ -1,8 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, openSync, readFileSync, writeFileSync, writeSync, closeSync } from 'node:fs';
 import { afterAll, describe, it } from 'vitest';
-import { CLI, TempRepo } from '../helpers/repo.js';
-import { cloneRepo, plainCase, plannedRepo, revOrNull, tuneAsync, tuneOk } from './helpers.js';
+import { CLI, tuneAsync, tuneOk } from '../helpers/cli.js';
+import { revOrNull, TempRepo } from '../helpers/repo.js';
+import { plainCase, plannedRepo } from '../helpers/tuning.js';
 
 /**
  * Issue 9, the bad input catalogue beyond test/e2e/bad-input.test.ts: each
@@ -117,7 +118,7 @@ describe.concurrent('bad input from a person: exit 2, the file and where, nothin
       await tuneOk(repo, ['grade', '--draft']);
       return repo;
     })();
-    return keep(cloneRepo(await ran));
+    return keep(TempRepo.copyOf(await ran));
   };
   const FINDINGS = '.tune/desk/runs/batch01-nomem-run1/findings.md';
 

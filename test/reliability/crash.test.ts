@@ -1,9 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, type ExpectStatic } from 'vitest';
-import { TempRepo } from '../helpers/repo.js';
-import {
-  cloneRepo, fsckProblems, leftovers, plainCase, plannedRepo, revOrNull, stepsBetween, tuneAsync, tuneOk, writeFinetuneFolder,
-} from './helpers.js';
+import { tuneAsync, tuneOk } from '../helpers/cli.js';
+import { fsckProblems, leftovers, revOrNull, TempRepo } from '../helpers/repo.js';
+import { plainCase, plannedRepo, stepsBetween, writeFinetuneFolder } from '../helpers/tuning.js';
 
 /**
  * Issue 9, crash points: `git tune` is killed with SIGKILL (GIT_TUNE_CRASH_AT,
@@ -67,14 +66,14 @@ const made: TempRepo[] = [];
 async function chainA(): Promise<void> {
   const selected = await plannedRepo([plainCase('a'), plainCase('b'), plainCase('c', { checks: [{ type: 'equals', value: 'nope' }] })], { plan: false });
   templates.selected = selected;
-  const planned = (templates.planned = cloneRepo(selected));
+  const planned = (templates.planned = TempRepo.copyOf(selected));
   await tuneOk(planned, ['batch']);
-  const drafted = (templates.drafted = cloneRepo(planned));
+  const drafted = (templates.drafted = TempRepo.copyOf(planned));
   await tuneOk(drafted, ['run']);
   await tuneOk(drafted, ['grade', '--draft']);
-  const graded = (templates.graded = cloneRepo(drafted));
+  const graded = (templates.graded = TempRepo.copyOf(drafted));
   await tuneOk(graded, ['grade']);
-  const edited = (templates.edited = cloneRepo(graded));
+  const edited = (templates.edited = TempRepo.copyOf(graded));
   writeEdit(edited);
   await tuneOk(edited, ['edit']);
 }
@@ -84,7 +83,7 @@ async function chainB(): Promise<void> {
   await tuneOk(passed, ['run']);
   await tuneOk(passed, ['grade', '--draft']);
   await tuneOk(passed, ['grade']);
-  const memPassed = (templates.memPassed = cloneRepo(passed));
+  const memPassed = (templates.memPassed = TempRepo.copyOf(passed));
   await tuneOk(memPassed, ['memory', 'candidate']);
   await tuneOk(memPassed, ['run']);
   await tuneOk(memPassed, ['grade', '--draft']);
@@ -134,7 +133,7 @@ function referenceOf(s: Scenario): Promise<Outcome> {
   let ref = references.get(s);
   if (!ref) {
     ref = (async () => {
-      const repo = cloneRepo(templates[s.stage]);
+      const repo = TempRepo.copyOf(templates[s.stage]);
       try {
         s.prepare?.(repo);
         const before = revOrNull(repo, s.branch ?? BRANCH);
@@ -154,7 +153,7 @@ const withoutResume = (steps: string[]) => steps.filter((s) => !/^tune\(desk\): 
 /** Kills the command at `point`, then checks what it left and what the next command makes of it. */
 async function crashAndRecover(expect: ExpectStatic, s: Scenario, point: string, env: Record<string, string> = {}): Promise<void> {
   const ref = await referenceOf(s);
-  const repo = cloneRepo(templates[s.stage]);
+  const repo = TempRepo.copyOf(templates[s.stage]);
   try {
     s.prepare?.(repo);
     const before = revOrNull(repo, s.branch ?? BRANCH);

@@ -2,8 +2,9 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { afterAll, describe, it } from 'vitest';
-import type { TempRepo } from '../helpers/repo.js';
-import { cloneRepo, fsckProblems, leftovers, plainCase, plannedRepo, revOrNull, stepsBetween, tuneAsync, tuneOk } from './helpers.js';
+import { tuneAsync, tuneOk } from '../helpers/cli.js';
+import { fsckProblems, leftovers, revOrNull, TempRepo } from '../helpers/repo.js';
+import { plainCase, plannedRepo, stepsBetween } from '../helpers/tuning.js';
 
 /**
  * Issue 9, races: two committing commands on one tuning at once never lose a
@@ -27,7 +28,7 @@ function fresh(): Promise<TempRepo> {
     return t;
   });
   return template.then((t) => {
-    const repo = cloneRepo(t);
+    const repo = TempRepo.copyOf(t);
     repos.push(repo);
     return repo;
   });

@@ -2,9 +2,10 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { TempRepo } from '../helpers/repo.js';
+import { tuneAsync, tuneOk } from '../helpers/cli.js';
+import { leftovers, type TempRepo } from '../helpers/repo.js';
 import { ownerIsGone, parseScratchName } from '../../src/run/scratch.js';
-import { leftovers, plainCase, plannedRepo, tuneAsync, tuneOk } from './helpers.js';
+import { plainCase, plannedRepo } from '../helpers/tuning.js';
 
 /**
  * A `git tune run` killed with SIGKILL mid-run cannot remove its scratch

@@ -2,8 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, describe, it } from 'vitest';
-import { TempRepo } from '../helpers/repo.js';
-import { revOrNull, tuneAsync, type Ran } from './helpers.js';
+import { tuneAsync, type CliResult } from '../helpers/cli.js';
+import { revOrNull, TempRepo } from '../helpers/repo.js';
 
 /**
  * Issue 9, secrets (SPEC 6: "none is ever written to the repository, a log,
@@ -72,7 +72,7 @@ describe('a planted secret', () => {
         { id: 'k2', class: 'c', input: 'fail', rubric: [{ id: 'r1', text: 'polite' }] },
       ].map((c) => `- ${JSON.stringify(c)}`).join('\n') + '\n',
     });
-    const outputs: Ran[] = [];
+    const outputs: CliResult[] = [];
     const tune = async (args: string[]) => {
       const r = await tuneAsync(repo, args, ENV);
       outputs.push(r);

@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { afterAll, describe, it } from 'vitest';
-import type { TempRepo } from '../helpers/repo.js';
-import { cloneRepo, plainCase, plannedRepo, revOrNull, tuneAsync, tuneOk } from './helpers.js';
+import { tuneAsync, tuneOk } from '../helpers/cli.js';
+import { revOrNull, TempRepo } from '../helpers/repo.js';
+import { plainCase, plannedRepo } from '../helpers/tuning.js';
 
 /**
  * Issue 9, the user's work is safe: whatever a user has uncommitted beside a
@@ -27,7 +28,7 @@ function fresh(): Promise<TempRepo> {
     return repo;
   })();
   return template.then((t) => {
-    const repo = cloneRepo(t);
+    const repo = TempRepo.copyOf(t);
     repos.push(repo);
     return repo;
   });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkDifficultChanges } from '../../src/core/difficult-lines.js';
 import type { DifficultChange } from '../../src/core/steps.js';
-import { add, fix, History, nomem } from './helpers/history.js';
+import { add, fix, History, nomem } from '../helpers/history.js';
 
 /** The rules a change to the difficult list follows, each against the list as the changes before it left it. */
 const ABCD = ['a', 'b', 'c', 'd'];

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { fixedEntries, openEntries, retries, stuckEntries, viewDifficult } from '../../src/core/difficult.js';
-import { add, fix, History } from './helpers/history.js';
+import { add, fix, History } from '../helpers/history.js';
 
 describe('difficult list (SPEC 3.2)', () => {
   it('counts retries as the later batches that hold the id, new or recheck', () => {

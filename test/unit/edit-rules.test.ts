@@ -4,7 +4,7 @@ import type { RunState } from '../../src/core/fold.js';
 import { FINAL_RUN } from '../../src/core/names.js';
 import { decideNext, type NextStep } from '../../src/core/next.js';
 import { isRefusal, type Refusal } from '../../src/core/refusal.js';
-import { History, makeConfig, mem, nextInput, nomem, TUNING } from './helpers/history.js';
+import { History, makeConfig, mem, nextInput, nomem, TUNING } from '../helpers/history.js';
 
 const ABC = ['a', 'b', 'c'];
 const planned = () => new History().setup(3).plan(1, ABC);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { countedRuns, currentBatch, halfRuns, isVoidRun, rightCases } from '../../src/core/fold.js';
-import { add, fakeOid, fix, History, mem, nomem } from './helpers/history.js';
+import { add, fakeOid, fix, History, mem, nomem } from '../helpers/history.js';
 
 const SELECTION = ['a', 'b', 'c', 'd'];
 

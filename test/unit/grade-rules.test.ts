@@ -3,7 +3,7 @@ import type { TuningState } from '../../src/core/fold.js';
 import { decideGrade, gradeRun, gradeStep, keepOptionsRefusal, parseVerdictOption, type FindingsInput, type GradeDecision } from '../../src/core/grade.js';
 import { FINAL_RUN } from '../../src/core/names.js';
 import { isRefusal, type Refusal } from '../../src/core/refusal.js';
-import { add, History, nomem, TUNING } from './helpers/history.js';
+import { add, History, nomem, TUNING } from '../helpers/history.js';
 
 /**
  * `git tune grade`'s rules, pure: the run it grades, the options, whether

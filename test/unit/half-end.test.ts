@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { CaseResult } from '../../src/contracts/result.js';
 import { caseOnlyCases, passedRefusalFix, shortCases } from '../../src/core/half-end.js';
 import type { RuleBreak } from '../../src/core/rules.js';
-import { History, mem, nomem } from './helpers/history.js';
+import { History, mem, nomem } from '../helpers/history.js';
 
 /** What auto decides when a half does not pass on its own: the cases still short, the case-only ones, who fixes a refused PASSED. */
 const ABCD = ['a', 'b', 'c', 'd'];

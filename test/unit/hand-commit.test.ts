@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { matcher } from '../../src/core/glob.js';
 import { planHandCommit, type HandCommitInput } from '../../src/core/hand-commit.js';
-import { History, mem, nomem, TUNING } from './helpers/history.js';
+import { History, mem, nomem, TUNING } from '../helpers/history.js';
 
 const ABC = ['a', 'b', 'c'];
 const planned = () => new History().setup(3).plan(1, ABC);

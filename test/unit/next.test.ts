@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decideNext, latestBatchRun, NEXT_KINDS, type NextKind, type NextStep } from '../../src/core/next.js';
-import { add, History, ids, makeConfig, mem, nextInput, nomem } from './helpers/history.js';
+import { add, History, ids, makeConfig, mem, nextInput, nomem } from '../helpers/history.js';
 
 const ABC = ['a', 'b', 'c'];
 type Opts = Parameters<typeof nextInput>[1];

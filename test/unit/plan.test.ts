@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { planBatch, recheckKeys, type PlanSettings } from '../../src/core/plan.js';
-import { add, complexityOf, fix, History, ids, mem, nomem } from './helpers/history.js';
+import { add, complexityOf, fix, History, ids, mem, nomem } from '../helpers/history.js';
 
 const SETTINGS: PlanSettings = { minBatch: 3, maxBatch: 10, recheck: 3, seed: 1, maxRetries: 3 };
 const SEL = ids('sel', 1, 40);

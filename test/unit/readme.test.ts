@@ -8,7 +8,7 @@ import { rewriteMessage } from '../../src/app/hooks.js';
 import { isSealed, parseStep } from '../../src/core/steps.js';
 import { parseMessage } from '../../src/core/trailers.js';
 import { checkFlowchart, checkXyChart, mermaidBlocks } from '../helpers/mermaid.js';
-import { add, History, ids, makeConfig, mem, nomem, TUNING } from './helpers/history.js';
+import { add, History, ids, makeConfig, mem, nomem, TUNING } from '../helpers/history.js';
 
 /**
  * The generated README.md and USAGE.md, the review body, and the pure parts

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { passedRuleBreaks, reviewHeading } from '../../src/core/rules.js';
-import { add, fix, History, mem, nomem } from './helpers/history.js';
+import { add, fix, History, mem, nomem } from '../helpers/history.js';
 
 function breaksOf(h: History, run: string, opts: { maxRuns?: number; maxRetries?: number; review?: boolean; wrong?: string[] } = {}) {
   const state = h.fold(['a', 'b', 'c']);

@@ -3,7 +3,7 @@ import { FINAL_RUN } from '../../src/core/names.js';
 import { decideNext, type NextKind, type NextStep } from '../../src/core/next.js';
 import { isRefusal } from '../../src/core/refusal.js';
 import { budgetLeft, budgetRefusal, dueRun, spentBeforeRun } from '../../src/core/run-due.js';
-import { History, makeConfig, nextInput, nomem } from './helpers/history.js';
+import { History, makeConfig, nextInput, nomem } from '../helpers/history.js';
 
 const ABC = ['a', 'b', 'c'];
 const next = (h: History): NextStep => decideNext(nextInput(h, { selection: ABC }));

@@ -4,7 +4,7 @@ import { editFate } from '../../src/core/edits.js';
 import { finalRunName, formatRunName, isFinalRun, parseRunName, parseTagName, tagRef } from '../../src/core/names.js';
 import { decideNext, unconfirmedEdits } from '../../src/core/next.js';
 import { passedRuleBreaks } from '../../src/core/rules.js';
-import { add, History, makeConfig, mem, nextInput, nomem } from './helpers/history.js';
+import { add, History, makeConfig, mem, nextInput, nomem } from '../helpers/history.js';
 
 /**
  * Edits settle at grading (docs/design.md, "Edits settle at grading"): the

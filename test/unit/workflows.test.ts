@@ -3,7 +3,8 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { renderWorkflow } from '../../src/app/ci.js';
-import { ROOT, TempRepo } from '../helpers/repo.js';
+import { ROOT } from '../helpers/cli.js';
+import { TempRepo } from '../helpers/repo.js';
 
 /**
  * The GitHub side of the final check (SPEC 8): the composite action, the

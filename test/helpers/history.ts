@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import { configSchema, withDefaults, type Config, type ConfigInput } from '../../../src/contracts/config.js';
-import type { Complexity } from '../../../src/contracts/dataset.js';
-import type { DifficultReason } from '../../../src/contracts/files.js';
-import { foldHistory, runName, type HistoryCommit, type TuningState } from '../../../src/core/fold.js';
-import type { NextInput } from '../../../src/core/next.js';
-import { formatStep, type DifficultChange, type Keep, type Step, type StepData, type Verdict } from '../../../src/core/steps.js';
+import { configSchema, withDefaults, type Config, type ConfigInput } from '../../src/contracts/config.js';
+import type { Complexity } from '../../src/contracts/dataset.js';
+import type { DifficultReason } from '../../src/contracts/files.js';
+import { foldHistory, runName, type HistoryCommit, type TuningState } from '../../src/core/fold.js';
+import type { NextInput } from '../../src/core/next.js';
+import { formatStep, type DifficultChange, type Keep, type Step, type StepData, type Verdict } from '../../src/core/steps.js';
 
 /**
  * Hand-built tuning histories, made the way the product makes them: each
