@@ -2,6 +2,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { EXIT, TuneError } from '../errors.js';
 import { processIO, type CommandIO } from './io.js';
 import { packageVersion } from '../app/version.js';
+import { configKeysHelp } from './config-help.js';
 
 /**
  * The `git-tune` program. Command modules (and isomorphic-git behind them)
@@ -92,6 +93,7 @@ Exit codes: 0 ok, 1 unexpected, 2 usage or bad input, 3 not allowed by the histo
     .description('change one setting with a commit (values are YAML: 10, true, null, ["node", "agent.js"])')
     .addOption(json())
     .addHelpText('after', `\nExamples:\n  git tune config set maxBatch 8\n  git tune config set runner.command 'node agent.js'\n  git tune config set budget.maxCostUsd 20`)
+    .addHelpText('after', configKeysHelp)
     .action(lazy(() => import('./commands/config.js'), (m) => m.set as Action));
 
   const dataset = program.command('dataset').description('the cases this tuning is measured against');

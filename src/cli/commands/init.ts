@@ -3,6 +3,7 @@ import { describeInstalled, installWorkflows } from '../../app/ci.js';
 import { commitStep } from '../../app/commit.js';
 import { installHooks, skillToInstall } from '../../app/hooks.js';
 import { CONFIG_FILE, parseConfig, renderConfig } from '../../app/config-file.js';
+import { initConfigValues } from '../../contracts/config.js';
 import { importDataset } from '../../app/dataset.js';
 import { assertCleanGitState, loadTuning } from '../../app/tuning.js';
 import { splitArgs } from '../../core/argv.js';
@@ -63,13 +64,12 @@ export async function run(io: CommandIO, name: string, opts: InitOptions): Promi
   const headRef = await repo.headRef();
   const base = headRef ? await repo.resolveRef(headRef) : await repo.resolveRef('HEAD');
   const values: Record<string, unknown> = {
-    limit: null, minBatch: 3, maxBatch: 10, recheck: 3, seed: 1, maxRetries: 3, maxRuns: 4,
+    ...initConfigValues(),
     prose: opts.prose ?? [],
     memoryPolicy: opts.memoryPolicy ?? [],
     runner: commandSpec('runner', opts.runner),
     judge: commandSpec('judge', opts.judge),
     editor: commandSpec('editor', opts.editor),
-    budget: { maxCostUsd: null, maxTokens: null },
   };
   const dir = tuningDir(name);
   const text = renderConfig(values);
