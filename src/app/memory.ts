@@ -86,7 +86,7 @@ export async function readMemoryTree(tuning: Tuning, which: MemoryTreeName): Pro
 function requireDue(tuning: Tuning, kind: 'candidate' | 'checkpoint'): NextStep {
   const step = nextFor(tuning);
   if (step.kind !== kind) {
-    throw historyError(`${kind}-not-due`, `no ${kind === 'candidate' ? 'candidate memory' : 'checkpoint'} is due: ${step.message}`, step.command ?? undefined);
+    throw historyError(kind === 'candidate' ? 'candidate-not-due' : 'checkpoint-not-due', `no ${kind === 'candidate' ? 'candidate memory' : 'checkpoint'} is due: ${step.message}`, step.command ?? undefined);
   }
   return step;
 }

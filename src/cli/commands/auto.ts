@@ -3,7 +3,7 @@ import path from 'node:path';
 import { autoAll, autoTuning, newSession, stopFile, type AllResult, type AutoOptions, type AutoResult, type AutoSession } from '../../app/auto.js';
 import { createLiveView, type LiveView } from '../../app/live.js';
 import { openTuning } from '../../app/tuning.js';
-import { usageError } from '../../errors.js';
+import { EXIT, usageError } from '../../errors.js';
 import { killAll } from '../../run/process.js';
 import { printJson, table, type CommandIO } from '../io.js';
 import { runCli } from '../program.js';
@@ -59,7 +59,7 @@ export function interruptAuto(session: AutoSession, say: (line: string) => void)
     session.interrupted.value = true;
     if (count === 1) say('stopping after this step: running cases finish and are kept; `git tune auto` carries on (Ctrl-C again to kill them)');
     else if (count === 2) killAll('SIGKILL');
-    else process.exit(130);
+    else process.exit(EXIT.interrupted);
   };
   process.on('SIGINT', handler);
   process.on('SIGTERM', handler);
