@@ -1,9 +1,9 @@
 import { existsSync, promises as fs } from 'node:fs';
-import path from 'node:path';
 import { missingConfig } from '../contracts/config.js';
 import { compareIds } from '../core/difficult.js';
 import { batchNumbered, isVoidRun, type RunState } from '../core/fold.js';
-import { branchName, branchRef, tuningDir } from '../core/names.js';
+import { branchName, branchRef } from '../core/names.js';
+import { configPath, localPath, tuningDir } from '../core/paths.js';
 import type { NextStep } from '../core/next.js';
 import { EXIT, usageError, type ExitCode } from '../errors.js';
 import type { Env } from '../git/identity.js';
@@ -12,7 +12,6 @@ import { openRepo } from '../git/open.js';
 import type { GitRepo } from '../git/types.js';
 import type { CaseEvent } from '../run/progress.js';
 import { isFinalStep, performStep, type StepContext, type StepOutcome } from './auto-step.js';
-import { CONFIG_FILE } from './config-file.js';
 import { nextFor } from './decide.js';
 import type { Usage } from './live.js';
 import { listTunings, loadTuning, readText, type Tuning } from './tuning.js';
@@ -70,7 +69,7 @@ export interface AutoOptions {
   clock?: () => Date;
 }
 
-export const stopFile = (gitdir: string, tuning: string) => path.join(gitdir, 'tune', tuning, 'stop');
+export const stopFile = (gitdir: string, tuning: string) => localPath(gitdir, tuning, 'stop');
 
 export const newSession = (ceiling: AutoSession['ceiling'] = { maxCostUsd: null, maxTokens: null }): AutoSession => ({
   ceiling, spent: { tokens: 0, costUsd: 0 }, interrupted: { value: false },
@@ -228,7 +227,7 @@ async function uncommitted(dir: string, env: Env): Promise<string[]> {
 async function configured(repo: GitRepo, name: string): Promise<string | null> {
   try {
     const tip = await repo.resolveRef(branchRef(name));
-    if (!tip || (await readText(repo, tip, `${tuningDir(name)}/${CONFIG_FILE}`)) === null) return 'no config.yaml on the branch';
+    if (!tip || (await readText(repo, tip, configPath(tuningDir(name)))) === null) return 'no config.yaml on the branch';
     const missing = missingConfig((await loadTuning(repo, name)).config!);
     return missing ? `its config has no ${missing}` : null;
   } catch (err) {

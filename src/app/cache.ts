@@ -8,6 +8,7 @@ import { branchName } from '../core/names.js';
 import { parseStep } from '../core/steps.js';
 import { historyError } from '../errors.js';
 import type { GitRepo } from '../git/types.js';
+import { localPath } from '../core/paths.js';
 
 /**
  * Read, cached: a tuning's history and its folded state, kept in
@@ -118,7 +119,7 @@ const FORMAT = 5;
 const MAX_SEGMENTS = 64;
 
 export function cacheDir(gitdir: string, tuning: string): string {
-  return path.join(gitdir, 'tune', tuning, 'cache');
+  return localPath(gitdir, tuning, 'cache');
 }
 
 const cacheFile = (gitdir: string, tuning: string) => path.join(cacheDir(gitdir, tuning), 'history.bin');

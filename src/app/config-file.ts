@@ -8,7 +8,6 @@ import { usageError } from '../errors.js';
  * config.yaml as text: rendered with a comment on every key, parsed with
  * line numbers in every problem, and changed key by key with its comments kept.
  */
-export const CONFIG_FILE = 'config.yaml';
 
 const HEADER = `# git-tune settings for this tuning (SPEC section 6). Change a key with
 #   git tune config set <key> <value>

@@ -12,13 +12,14 @@ import { nextFor } from './decide.js';
 import { requireOnBranch } from './guards.js';
 import { uncommittedProse } from './prose.js';
 import { readText, type Tuning } from './tuning.js';
+import { RUN_FILES, runFilePath } from '../core/paths.js';
 
 /**
  * `git tune edit`: the prose edits made after a graded run and that run's
  * changes.md, one commit (SPEC 3.5). In a with-memory half only
  * memory-policy files may change.
  */
-export const changesPath = (tuning: Tuning, run: string) => `${tuning.dir}/runs/${run}/changes.md`;
+export const changesPath = (tuning: Tuning, run: string) => runFilePath(tuning.dir, run, RUN_FILES.changes);
 
 /** `Aims: a, b` in changes.md names the cases an edit is meant to fix. */
 export function parseAims(changes: string): string[] | null {

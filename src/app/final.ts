@@ -25,6 +25,7 @@ import { judgeRun } from './judge.js';
 import { readRunResults } from './results.js';
 import { budgetLeft, executeRun, preflightRun, recordRun, requireNoUnconfirmedEdits, runCasePool, startRun, type RunContext } from './run.js';
 import { loadTuning, openTuning, readText, type Tuning } from './tuning.js';
+import { localPath } from '../core/paths.js';
 
 /**
  * The final check beyond `git tune final` itself (SPEC 3.8, 8): a run of the
@@ -65,7 +66,7 @@ const safeSegment = (s: string) => s.replace(/[^A-Za-z0-9._-]/g, '_');
 
 /** `.git/tune/<name>/shards/[<target>/]<i>-of-<n>`: where a shard writes unless told. */
 export function defaultSetDir(tuning: Tuning, shard: Shard | 'collected', target: string | null): string {
-  return path.join(tuning.repo.gitdir, 'tune', tuning.name, 'shards', ...(target ? [safeSegment(target)] : []), shard === 'collected' ? 'collected' : shardFolder(shard));
+  return localPath(tuning.repo.gitdir, tuning.name, 'shards', ...(target ? [safeSegment(target)] : []), shard === 'collected' ? 'collected' : shardFolder(shard));
 }
 
 /**

@@ -13,6 +13,7 @@ import type { GitRepo } from '../git/types.js';
 import { logsRef } from '../run/logs.js';
 import { parseAims } from './edit.js';
 import type { Tuning } from './tuning.js';
+import { localRoot, RUN_FILES, runFilePath } from '../core/paths.js';
 
 /**
  * What git-tune installs into a repository: the git hooks of hooks/ (SPEC
@@ -205,7 +206,7 @@ export async function planHandCommit(tuning: Tuning, message: string, env: Env):
         const outside = prose.filter((f) => !policy(f));
         if (outside.length > 0) warnings.push(`${run.name} is a with-memory run: only memory-policy files should change (also changed: ${outside.join(', ')})`);
       }
-      const changes = await stagedText(repo, env, `${tuning.dir}/runs/${run.name}/changes.md`);
+      const changes = await stagedText(repo, env, runFilePath(tuning.dir, run.name, RUN_FILES.changes));
       step = { ...base, step: 'edit', run: run.name, aims: changes === null ? null : parseAims(changes) };
       summary = `an edit after ${run.name} (${prose.join(', ')})`;
     } else {
@@ -301,7 +302,7 @@ export interface MessageHookResult {
  * message's source): whether this commit is an amend (`--amend`, or `-c`/`-C`
  * of HEAD, which git does not tell apart).
  */
-const stateFile = (repo: GitRepo) => path.join(repo.gitdir, 'tune', 'hook-commit.json');
+const stateFile = (repo: GitRepo) => path.join(localRoot(repo.gitdir), 'hook-commit.json');
 
 export async function clearHookState(repo: GitRepo): Promise<void> {
   await fs.rm(stateFile(repo), { force: true });

@@ -18,6 +18,7 @@ import { nextFor } from './decide.js';
 import { requireOnBranch } from './guards.js';
 import { readRunResults } from './results.js';
 import type { Tuning } from './tuning.js';
+import { memoryPath, RUN_FILES, runFilePath, type MemoryTreeName } from '../core/paths.js';
 
 /**
  * `git tune memory candidate` and `git tune memory checkpoint` (SPEC 3.3
@@ -51,10 +52,8 @@ import type { Tuning } from './tuning.js';
  *   equals the last good memory), and a checkpoint is a commit even when
  *   last-good already equals the candidate: `next` reads the steps, not files.
  */
-export const MEMORY_DIR = 'memory';
-export type MemoryTreeName = 'last-good' | 'candidate';
 
-export const memoryDir = (tuning: Tuning, which: MemoryTreeName) => `${tuning.dir}/${MEMORY_DIR}/${which}`;
+export const memoryDir = (tuning: Tuning, which: MemoryTreeName) => memoryPath(tuning.dir, which);
 
 export interface MemoryOutcome {
   step: 'candidate' | 'checkpoint';
@@ -197,8 +196,8 @@ export async function buildCandidate(tuning: Tuning, ctx: MemoryContext): Promis
   } else {
     const plan = planCandidate(base, cases);
     if (plan.problems.length > 0) {
-      throw usageError('bad-memory-writes', `${tuning.dir}/runs/${run}/memory-writes.json holds writes that cannot be applied: nothing was written`,
-        `git show ${tuning.ref.replace('refs/heads/', '')}:${tuning.dir}/runs/${run}/memory-writes.json`, plan.problems);
+      throw usageError('bad-memory-writes', `${runFilePath(tuning.dir, run, RUN_FILES.memoryWrites)} holds writes that cannot be applied: nothing was written`,
+        `git show ${tuning.ref.replace('refs/heads/', '')}:${runFilePath(tuning.dir, run, RUN_FILES.memoryWrites)}`, plan.problems);
     }
     files = plan.files;
     conflicts = plan.conflicts;

@@ -3,12 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TempRepo } from '../helpers/repo.js';
 // The built product, as the CLI runs it (tests run after `npm run build`).
 import { cacheDir } from '../../dist/app/cache.js';
-import { CONFIG_FILE } from '../../dist/app/config-file.js';
 import { nextFor, nextInputFor } from '../../dist/app/decide.js';
 import { loadTuning, readHistory } from '../../dist/app/tuning.js';
 import { foldHistory } from '../../dist/core/fold.js';
 import { decideNext } from '../../dist/core/next.js';
 import { matcher } from '../../dist/core/glob.js';
+import { CONFIG_FILE } from '../../dist/core/paths.js';
 import { formatStep } from '../../dist/core/steps.js';
 import { IsoGitRepo } from '../../dist/git/iso.js';
 import { NativeGitRepo } from '../../dist/git/native-repo.js';
@@ -114,8 +114,8 @@ describe.each([
   });
   afterAll(() => repo.cleanup());
 
-  it('reads config.yaml where config-file.ts says it is', () => {
-    expect(CONFIG_FILE).toBe('config.yaml'); // src/app/tuning.ts names it without importing the YAML parser
+  it('reads config.yaml where core/paths.ts says it is', () => {
+    expect(CONFIG_FILE).toBe('config.yaml'); // src/app/tuning.ts takes its path from there, without importing the YAML parser
   });
 
   it('a cold load walks to the init commit and writes the cache inside .git, where git does not look', async () => {

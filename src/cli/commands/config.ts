@@ -1,14 +1,15 @@
-import { CONFIG_FILE, parseCliValue } from '../../app/config-file.js';
+import { parseCliValue } from '../../app/config-file.js';
 import { setConfig } from '../../app/config-set.js';
 import { openTuning } from '../../app/tuning.js';
 import { splitArgs } from '../../core/argv.js';
 import { usageError } from '../../errors.js';
 import { stringify } from 'yaml';
 import { printJson, type CommandIO } from '../io.js';
+import { configPath } from '../../core/paths.js';
 
 export async function show(io: CommandIO, opts: { json?: boolean; tuning?: string }): Promise<void> {
   const tuning = await openTuning(io.cwd, opts.tuning);
-  if (!tuning.config) throw usageError('no-config', `${tuning.dir}/${CONFIG_FILE} is missing on the branch`, `git tune init ${tuning.name} --prose '<glob>'`);
+  if (!tuning.config) throw usageError('no-config', `${configPath(tuning.dir)} is missing on the branch`, `git tune init ${tuning.name} --prose '<glob>'`);
   if (opts.json) printJson(io, tuning.config);
   else io.out(stringify(tuning.config, { lineWidth: 0 }));
 }

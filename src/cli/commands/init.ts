@@ -2,12 +2,13 @@ import path from 'node:path';
 import { describeInstalled, installWorkflows } from '../../app/ci.js';
 import { commitStep } from '../../app/commit.js';
 import { installHooks, skillToInstall } from '../../app/hooks.js';
-import { CONFIG_FILE, parseConfig, renderConfig } from '../../app/config-file.js';
+import { parseConfig, renderConfig } from '../../app/config-file.js';
 import { initConfigValues } from '../../contracts/config.js';
 import { importDataset } from '../../app/dataset.js';
 import { assertCleanGitState, loadTuning } from '../../app/tuning.js';
 import { splitArgs } from '../../core/argv.js';
-import { branchName, branchRef, isValidTuningName, tuningDir } from '../../core/names.js';
+import { branchName, branchRef, isValidTuningName } from '../../core/names.js';
+import { configPath, tuningDir } from '../../core/paths.js';
 import { usageError } from '../../errors.js';
 import { openRepo } from '../../git/open.js';
 import { renderNext } from './next.js';
@@ -73,7 +74,7 @@ export async function run(io: CommandIO, name: string, opts: InitOptions): Promi
   };
   const dir = tuningDir(name);
   const text = renderConfig(values);
-  parseConfig(text, `${dir}/${CONFIG_FILE}`); // refuses a bad value before anything is written
+  parseConfig(text, configPath(dir)); // refuses a bad value before anything is written
   // The dataset is read and checked before the first write, too.
   const prepared = opts.dataset ? await importDataset.prepare(opts.dataset, io.cwd) : null;
   const skill = opts.agentSkill ? await skillToInstall(repo, base) : null;
@@ -89,7 +90,7 @@ export async function run(io: CommandIO, name: string, opts: InitOptions): Promi
         step: { step: 'init', tuning: name, difficult: [] },
         subject: `tune(${name}): init`,
         body: `Start tuning ${name}.`,
-        changes: new Map([[`${dir}/${CONFIG_FILE}`, { content: text }], ...(skill && 'path' in skill ? [[skill.path, { content: skill.content }] as const] : [])]),
+        changes: new Map([[configPath(dir), { content: text }], ...(skill && 'path' in skill ? [[skill.path, { content: skill.content }] as const] : [])]),
       },
       io,
     );
@@ -102,7 +103,7 @@ export async function run(io: CommandIO, name: string, opts: InitOptions): Promi
     await importDataset.apply(tuning, prepared, io);
     tuning = await loadTuning(repo, name);
   }
-  io.err(`created ${branchName(name)} and switched to it; settings in ${dir}/${CONFIG_FILE}`);
+  io.err(`created ${branchName(name)} and switched to it; settings in ${configPath(dir)}`);
   if (skill) io.err('path' in skill ? `added the skill file for coding agents: ${skill.path}` : `skill file not added: ${skill.skip}`);
   let hooks: Awaited<ReturnType<typeof installHooks>> | null = null;
   if (opts.hooks !== false) {
