@@ -86,6 +86,7 @@ ${exitCodesHelp()}`)
     .description('print the settings with every default filled in; `config set <key> <value>` changes one')
     .addOption(json())
     .addOption(tuningOpt())
+    .addHelpText('after', configKeysHelp)
     .action(lazy(() => import('./commands/config.js'), (m) => m.show as Action));
   config
     .command('set <key> <value>')
