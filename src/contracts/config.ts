@@ -90,21 +90,17 @@ export function withDefaults(parsed: z.output<typeof configSchema>): Config {
   return { ...parsed, concurrency: parsed.concurrency ?? Math.min(parsed.maxBatch + parsed.recheck, 16) };
 }
 
-/** A field's schema under its wrappers (default, nullable, optional): the object whose keys are settings too. */
+/** A field's schema under its wrappers (default, nullable, optional): an object's keys are settings too. */
 function objectShape(field: z.ZodType): Record<string, z.ZodType> | null {
-  let t = field as z.ZodType & { unwrap?: () => z.ZodType; def: { innerType?: z.ZodType } };
-  for (let i = 0; i < 10 && !(t instanceof z.ZodObject); i++) {
-    const inner = t.def.innerType;
-    if (!inner) return null;
-    t = inner as typeof t;
-  }
+  let t: z.ZodType | undefined = field;
+  while (t && !(t instanceof z.ZodObject)) t = (t.def as { innerType?: z.ZodType }).innerType;
   return t instanceof z.ZodObject ? (t.shape as Record<string, z.ZodType>) : null;
 }
 
 /**
  * Every setting of config.yaml in the schema's order, with its one-line doc
- * (the schema's `.describe()`): config.yaml's comments, `git tune config set`'s
- * keys and the JSON Schema all come from here.
+ * (the schema's `.describe()`, which the JSON Schema carries too): the
+ * comments a new config.yaml has above each key.
  */
 export const CONFIG_DOCS: ReadonlyArray<readonly [key: string, doc: string]> = Object.entries(configSchema.shape).map(
   ([key, field]) => [key, field.description ?? ''] as const,
