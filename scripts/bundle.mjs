@@ -40,13 +40,18 @@ const common = {
   metafile: true,
 };
 
+// The build's id, which keys the fold cache (src/app/cache.ts): a hash of the
+// bundle's own text, written into it in place of this placeholder once the
+// text is final (same length, so the source map's columns hold).
+const BUILD_ID_PLACEHOLDER = 'git-tune-build-id-0000000000000000000000';
+
 const program = await build({
   ...common,
   entryPoints: { cli: 'src/cli/program.ts' },
   outExtension: { '.js': '.cjs' },
   format: 'cjs',
   // import.meta.url as a CommonJS module has it (the file's own URL); read by the paths above.
-  define: { 'import.meta.url': '__importMetaUrl', GIT_TUNE_BUNDLE: 'true' },
+  define: { 'import.meta.url': '__importMetaUrl', GIT_TUNE_BUILD_ID: JSON.stringify(BUILD_ID_PLACEHOLDER) },
   banner: { js: 'var __importMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
 });
 
@@ -55,7 +60,10 @@ const program = await build({
 // whole file as a two-byte string, read in 7 ms instead of 1. A \u escape
 // means the same character there (and in a kept comment).
 const cli = path.join(outdir, 'cli.cjs');
-writeFileSync(cli, readFileSync(cli, 'utf8').replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+const ascii = readFileSync(cli, 'utf8').replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+if (!ascii.includes(BUILD_ID_PLACEHOLDER)) throw new Error('the build id placeholder is missing from cli.cjs: is GIT_TUNE_BUILD_ID still read?');
+const buildId = createHash('sha256').update(ascii).digest('hex').slice(0, BUILD_ID_PLACEHOLDER.length);
+writeFileSync(cli, ascii.replaceAll(BUILD_ID_PLACEHOLDER, buildId));
 
 const entries = await build({
   ...common,

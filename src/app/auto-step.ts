@@ -10,7 +10,7 @@ import { batchNumbered, type RunState } from '../core/fold.js';
 import { caseOnlyCases, passedRefusalFix, shortCases, type ShortCase } from '../core/half-end.js';
 import { VOID_FLOOR, type NextStep } from '../core/next.js';
 import { passedRuleBreaks, type RuleBreak } from '../core/rules.js';
-import { EXIT, TuneError } from '../errors.js';
+import { EXIT, TuneError, type ExitCode } from '../errors.js';
 import type { Env } from '../git/identity.js';
 import type { CaseEvent } from '../run/progress.js';
 import { planNextBatch, writePlan } from './batch.js';
@@ -46,7 +46,7 @@ export type StepOutcome =
   | { kind: 'budget'; reason: string }
   /** A run stopped launching cases (Ctrl-C, a stop request, the ceiling of this auto). */
   | { kind: 'interrupted'; run: string }
-  | { kind: 'error'; message: string; exitCode: number; hint: string | null };
+  | { kind: 'error'; message: string; exitCode: ExitCode; hint: string | null };
 
 export interface StepContext {
   env: Env;

@@ -1,17 +1,16 @@
 import { existsSync, promises as fs } from 'node:fs';
-import path from 'node:path';
 import { missingConfig } from '../contracts/config.js';
 import { compareIds } from '../core/difficult.js';
 import { batchNumbered, isVoidRun, type RunState } from '../core/fold.js';
-import { branchName, branchRef, tuningDir } from '../core/names.js';
+import { branchName, branchRef } from '../core/names.js';
+import { configPath, localPath, tuningDir } from '../core/paths.js';
 import type { NextStep } from '../core/next.js';
-import { usageError } from '../errors.js';
+import { EXIT, usageError, type ExitCode } from '../errors.js';
 import type { Env } from '../git/identity.js';
 import { openRepo } from '../git/open.js';
 import type { GitRepo } from '../git/types.js';
 import type { CaseEvent } from '../run/progress.js';
 import { isFinalStep, performStep, type StepContext, type StepOutcome } from './auto-step.js';
-import { CONFIG_FILE } from './config-file.js';
 import { nextFor } from './decide.js';
 import { listTunings, loadTuning, readText, startTuning, type Tuning } from './tuning.js';
 
@@ -49,7 +48,7 @@ export interface AutoResult {
   steps: Array<{ kind: string; run: string | null; command: string | null }>;
   /** What this auto spent on the tuning's cases. */
   spent: Usage;
-  exitCode: number;
+  exitCode: ExitCode;
 }
 
 /** What every tuning one `git tune auto` drives shares: the ceiling, what was spent against it, Ctrl-C. */
@@ -74,7 +73,7 @@ export interface AutoOptions {
   clock?: () => Date;
 }
 
-export const stopFile = (gitdir: string, tuning: string) => path.join(gitdir, 'tune', tuning, 'stop');
+export const stopFile = (gitdir: string, tuning: string) => localPath(gitdir, tuning, 'stop');
 
 export const newSession = (ceiling: AutoSession['ceiling'] = { maxCostUsd: null, maxTokens: null }): AutoSession => ({
   ceiling, spent: { tokens: 0, costUsd: 0 }, interrupted: { value: false },
@@ -134,16 +133,16 @@ export async function autoTuning(cwd: string, opts: AutoOptions, name?: string):
       opts.onCase?.(event);
     },
   };
-  const finish = (outcome: AutoOutcome, message: string, exitCode: number): AutoResult =>
+  const finish = (outcome: AutoOutcome, message: string, exitCode: ExitCode): AutoResult =>
     ({ tuning: tuning.name, outcome, message, steps, spent: { ...spent }, exitCode });
   const stopped = async (): Promise<AutoResult | null> => {
     if (existsSync(stop)) {
       await fs.rm(stop, { force: true });
-      return finish('stopped', 'stopped on request (git tune stop); `git tune auto` carries on from here', 0);
+      return finish('stopped', 'stopped on request (git tune stop); `git tune auto` carries on from here', EXIT.ok);
     }
-    if (session.interrupted.value) return finish('interrupted', 'interrupted (Ctrl-C); `git tune auto` carries on from here', 130);
+    if (session.interrupted.value) return finish('interrupted', 'interrupted (Ctrl-C); `git tune auto` carries on from here', EXIT.interrupted);
     const ceiling = ceilingSpent(session);
-    return ceiling ? finish('over-budget', ceiling, 3) : null;
+    return ceiling ? finish('over-budget', ceiling, EXIT.history) : null;
   };
   /** A step that did not get done: the budget, the final check, or the step's own failure. */
   const failed = async (step: NextStep, outcome: StepOutcome & { kind: 'budget' | 'interrupted' | 'error' }): Promise<AutoResult> => {
@@ -151,11 +150,11 @@ export async function autoTuning(cwd: string, opts: AutoOptions, name?: string):
     if (early) return early;
     const now = await loadTuning(repo, tuning.name);
     const after = nextFor(now);
-    if (after.kind === 'final-failed') return finish('final-failed', after.message, 6);
+    if (after.kind === 'final-failed') return finish('final-failed', after.message, EXIT.notVerified);
     const budget = after.notes.find((n) => n.includes('budget spent'))
       ?? (after.kind === 'resume' && now.state.runs.get(after.run!)?.stopped?.startsWith('budget') ? after.message : undefined);
-    if (outcome.kind === 'budget' || budget) return finish('over-budget', budget ?? (outcome.kind === 'budget' ? outcome.reason : ''), 3);
-    if (outcome.kind === 'interrupted') return finish('interrupted', `${outcome.run} stopped; \`git tune auto\` carries on from here`, 130);
+    if (outcome.kind === 'budget' || budget) return finish('over-budget', budget ?? (outcome.kind === 'budget' ? outcome.reason : ''), EXIT.history);
+    if (outcome.kind === 'interrupted') return finish('interrupted', `${outcome.run} stopped; \`git tune auto\` carries on from here`, EXIT.interrupted);
     return finish('error', `${step.kind} failed (exit ${outcome.exitCode}): ${outcome.message}${outcome.hint ? ` (fix: ${outcome.hint})` : ''}`, outcome.exitCode);
   };
 
@@ -170,7 +169,7 @@ export async function autoTuning(cwd: string, opts: AutoOptions, name?: string):
       if (voids.length >= 3) {
         const last = voids[voids.length - 1]!;
         const where = isFinalStep(tuning, step) ? 'the final check' : `batch ${step.batch} ${step.half}`;
-        return finish('stuck', `three VOID runs in a row of ${where} (${voids.map((r) => `${r.name} at concurrency ${r.concurrency}`).join(', ')}): ${last.void ?? 'graded VOID'}`, 3);
+        return finish('stuck', `three VOID runs in a row of ${where} (${voids.map((r) => `${r.name} at concurrency ${r.concurrency}`).join(', ')}): ${last.void ?? 'graded VOID'}`, EXIT.history);
       }
     }
     steps.push({ kind: step.kind, run: step.run, command: step.command });
@@ -179,39 +178,39 @@ export async function autoTuning(cwd: string, opts: AutoOptions, name?: string):
     const before = tuning.tip;
     switch (step.kind) {
       case 'done':
-        return finish('done', step.message, 0);
+        return finish('done', step.message, EXIT.ok);
       case 'final-failed':
-        return finish('final-failed', step.message, 6);
+        return finish('final-failed', step.message, EXIT.notVerified);
       case 'void-floor':
-        return finish('void-floor', step.message, 3);
+        return finish('void-floor', step.message, EXIT.history);
       case 'resume':
         // Raising the budget is the user's call, not auto's.
-        if (tuning.state.runs.get(step.run!)?.stopped?.startsWith('budget')) return finish('over-budget', step.message, 3);
+        if (tuning.state.runs.get(step.run!)?.stopped?.startsWith('budget')) return finish('over-budget', step.message, EXIT.history);
         break;
       case 'final':
-        if (opts.until === 'final') return finish('until', 'stopped before the final check (--until final)', 0);
+        if (opts.until === 'final') return finish('until', 'stopped before the final check (--until final)', EXIT.ok);
         break;
       default:
     }
     const outcome = await performStep(tuning, step, ctx);
     switch (outcome.kind) {
       case 'stuck':
-        return finish('stuck', `${outcome.reason}${outcome.command ? `; then: ${outcome.command}` : ''}`, 3);
+        return finish('stuck', `${outcome.reason}${outcome.command ? `; then: ${outcome.command}` : ''}`, EXIT.history);
       case 'sandbox-down':
-        return finish('sandbox-down', outcome.reason, 5);
+        return finish('sandbox-down', outcome.reason, EXIT.runner);
       case 'budget': case 'interrupted': case 'error':
         return failed(step, outcome);
       case 'void': case 'done':
     }
     const tip = await repo.resolveRef(tuning.ref);
-    if (tip === before) return finish('stuck', `${step.kind} changed nothing; stopping rather than looping`, 3);
+    if (tip === before) return finish('stuck', `${step.kind} changed nothing; stopping rather than looping`, EXIT.history);
     // The same step on the same run three times over is a loop, not progress.
     const recent = steps.slice(-3);
     if (recent.length === 3 && recent.every((s) => s.kind === step.kind && s.run === step.run && s.kind !== 'confirm' && s.kind !== 'void-rerun')) {
-      return finish('stuck', `${step.kind} of ${step.run} came back three times without progress: ${step.message}`, 3);
+      return finish('stuck', `${step.kind} of ${step.run} came back three times without progress: ${step.message}`, EXIT.history);
     }
   }
-  return finish('stuck', `no end after ${maxSteps} steps`, 3);
+  return finish('stuck', `no end after ${maxSteps} steps`, EXIT.history);
 }
 
 export interface AllResult {
@@ -220,13 +219,13 @@ export interface AllResult {
   skipped: Array<{ tuning: string; why: string }>;
   spent: Usage;
   ceiling: AutoSession['ceiling'];
-  exitCode: number;
+  exitCode: ExitCode;
 }
 
 async function configured(repo: GitRepo, name: string): Promise<string | null> {
   try {
     const tip = await repo.resolveRef(branchRef(name));
-    if (!tip || (await readText(repo, tip, `${tuningDir(name)}/${CONFIG_FILE}`)) === null) return 'no config.yaml on the branch';
+    if (!tip || (await readText(repo, tip, configPath(tuningDir(name)))) === null) return 'no config.yaml on the branch';
     const missing = missingConfig((await loadTuning(repo, name)).config!);
     return missing ? `its config has no ${missing}` : null;
   } catch (err) {
@@ -262,7 +261,7 @@ export async function autoAll(cwd: string, opts: AutoOptions): Promise<AllResult
   const home = await repo.headRef();
   const homeOid = home ? null : await repo.resolveRef('HEAD');
   const results: AutoResult[] = [];
-  const notStarted = (name: string, outcome: AutoOutcome, message: string, exitCode: number): AutoResult =>
+  const notStarted = (name: string, outcome: AutoOutcome, message: string, exitCode: ExitCode): AutoResult =>
     ({ tuning: name, outcome, message, steps: [], spent: { tokens: 0, costUsd: 0 }, exitCode });
   let halt: AutoResult | null = null;
   for (const name of names) {
@@ -272,12 +271,12 @@ export async function autoAll(cwd: string, opts: AutoOptions): Promise<AllResult
     }
     const ceiling = ceilingSpent(opts.session);
     if (ceiling) {
-      results.push(notStarted(name, 'over-budget', `not started: ${ceiling}`, 3));
+      results.push(notStarted(name, 'over-budget', `not started: ${ceiling}`, EXIT.history));
       continue;
     }
     const left = await repo.uncommittedPaths(opts.env);
     if (left.length > 0) {
-      results.push(notStarted(name, 'error', `not started: the working tree has uncommitted changes (${left.slice(0, 3).join(', ')})`, 2));
+      results.push(notStarted(name, 'error', `not started: the working tree has uncommitted changes (${left.slice(0, 3).join(', ')})`, EXIT.usage));
       continue;
     }
     opts.say(`── ${branchName(name)}`);
@@ -287,13 +286,13 @@ export async function autoAll(cwd: string, opts: AutoOptions): Promise<AllResult
       results.push(result);
       if (result.outcome === 'stopped' || result.outcome === 'interrupted') halt = result;
     } catch (err) {
-      results.push(notStarted(name, 'error', (err as Error).message, 1));
+      results.push(notStarted(name, 'error', (err as Error).message, EXIT.unexpected));
     }
   }
   const back = home ? home.replace('refs/heads/', '') : homeOid;
   if (back && (await repo.headRef()) !== home && (await repo.uncommittedPaths(opts.env)).length === 0) {
     await (home ? repo.switchBranch(back, opts.env) : repo.detachHead(back, opts.env)).catch(() => {});
   }
-  const failed = results.find((r) => r.exitCode !== 0);
-  return { tunings: results, skipped, spent: { ...opts.session.spent }, ceiling: opts.session.ceiling, exitCode: failed?.exitCode ?? 0 };
+  const failed = results.find((r) => r.exitCode !== EXIT.ok);
+  return { tunings: results, skipped, spent: { ...opts.session.spent }, ceiling: opts.session.ceiling, exitCode: failed?.exitCode ?? EXIT.ok };
 }

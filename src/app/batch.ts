@@ -1,13 +1,13 @@
 import type { BatchPlan } from '../contracts/files.js';
-import { batchLabel } from '../core/names.js';
 import { planBatch } from '../core/plan.js';
 import { commitStep, targetOf, type WriteContext } from './commit.js';
 import { nextInputFor } from './decide.js';
 import { requireOnBranch } from './guards.js';
 import type { Tuning } from './tuning.js';
+import { batchPlanPath } from '../core/paths.js';
 
 /** `git tune batch`: plan the next batch (SPEC 3.2) and record it, one commit. */
-export const batchFile = (tuning: Tuning, batch: number) => `${tuning.dir}/batches/${batchLabel(batch)}.json`;
+export const batchFile = (tuning: Tuning, batch: number) => batchPlanPath(tuning.dir, batch);
 
 export function planNextBatch(tuning: Tuning, size?: number): BatchPlan | null {
   const input = nextInputFor(tuning);

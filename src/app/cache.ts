@@ -8,6 +8,7 @@ import { branchName } from '../core/names.js';
 import { parseStep } from '../core/steps.js';
 import { historyError } from '../errors.js';
 import type { GitRepo } from '../git/types.js';
+import { localPath } from '../core/paths.js';
 
 /**
  * Read, cached: a tuning's history and its folded state, kept in
@@ -118,37 +119,45 @@ const FORMAT = 5;
 const MAX_SEGMENTS = 64;
 
 export function cacheDir(gitdir: string, tuning: string): string {
-  return path.join(gitdir, 'tune', tuning, 'cache');
+  return localPath(gitdir, tuning, 'cache');
 }
 
 const cacheFile = (gitdir: string, tuning: string) => path.join(cacheDir(gitdir, tuning), 'history.bin');
 const memoFile = (gitdir: string, tuning: string) => path.join(cacheDir(gitdir, tuning), 'memo.bin');
 
-/** Set by the bundler (scripts/bundle.mjs) in the shipped CLI. */
-declare const GIT_TUNE_BUNDLE: boolean | undefined;
+/**
+ * Set by the bundler (scripts/bundle.mjs) in the shipped CLI: a hash of the
+ * bundle's own text, so a rebuild that changes any of its code changes it.
+ */
+declare const GIT_TUNE_BUILD_ID: string | undefined;
 
 let codeHash: string | null = null;
 /**
- * The code that folds and decides: an entry made by other code (an upgrade, a
- * rebuild) is not reused. File names, sizes and times: a build rewrites them.
+ * The build that folds and decides: an entry made by another build (an
+ * upgrade, a rebuild) is not reused. The shipped CLI is one bundle whose id
+ * the bundler wrote into it (no file is read for it). Run module by module
+ * (dist/ as tsc wrote it, or src/ under the tests), the build is every module
+ * of the program: each file's name, size and time, a change anywhere counts.
  */
 function foldCodeHash(): string {
   if (codeHash) return codeHash;
   const hash = createHash('sha1').update(String(FORMAT));
-  const here = path.dirname(fileURLToPath(import.meta.url));
-  const ext = path.extname(fileURLToPath(import.meta.url));
-  const inDir = (dir: string) => readdirSync(dir).filter((f) => f.endsWith(ext)).sort().map((f) => path.join(dir, f));
-  // Bundled, the code is the program file this runs in (dist/bin/cli.cjs), keyed by its size, time and inode.
-  const files = typeof GIT_TUNE_BUNDLE !== 'undefined'
-    ? inDir(here)
-    : [
-        ...inDir(path.join(here, '..', 'core')),
-        ...inDir(path.join(here, '..', 'contracts')),
-        ...['cache', 'tuning', 'config-file', 'decide'].map((f) => path.join(here, `${f}${ext}`)),
-      ];
-  for (const file of files) {
-    const st = statSync(file, { throwIfNoEntry: false });
-    hash.update(`${path.relative(here, file)} ${st?.size} ${st?.mtimeMs} ${st?.ino}\n`);
+  if (typeof GIT_TUNE_BUILD_ID !== 'undefined') hash.update(` build ${GIT_TUNE_BUILD_ID}`);
+  else {
+    const self = fileURLToPath(import.meta.url);
+    const root = path.join(path.dirname(self), '..');
+    const ext = path.extname(self);
+    const walk = (dir: string): void => {
+      for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+        const file = path.join(dir, entry.name);
+        if (entry.isDirectory()) walk(file);
+        else if (entry.name.endsWith(ext)) {
+          const st = statSync(file, { throwIfNoEntry: false });
+          hash.update(`${path.relative(root, file)} ${st?.size} ${st?.mtimeMs} ${st?.ino}\n`);
+        }
+      }
+    };
+    walk(root);
   }
   codeHash = hash.digest('hex');
   return codeHash;

@@ -1,6 +1,6 @@
 import { Document, isMap, isSeq, LineCounter, parseDocument } from 'yaml';
 import * as z from 'zod';
-import { CONFIG_KEYS, configSchema, withDefaults, type Config } from '../contracts/config.js';
+import { CONFIG_DOCS, CONFIG_KEYS, configSchema, withDefaults, type Config } from '../contracts/config.js';
 import { describeValue, formatProblem, pathText, type Problem } from '../contracts/problems.js';
 import { usageError } from '../errors.js';
 
@@ -8,7 +8,6 @@ import { usageError } from '../errors.js';
  * config.yaml as text: rendered with a comment on every key, parsed with
  * line numbers in every problem, and changed key by key with its comments kept.
  */
-export const CONFIG_FILE = 'config.yaml';
 
 const HEADER = `# git-tune settings for this tuning (SPEC section 6). Change a key with
 #   git tune config set <key> <value>
@@ -16,34 +15,15 @@ const HEADER = `# git-tune settings for this tuning (SPEC section 6). Change a k
 #   git tune config
 `;
 
-const DOCS: Array<[key: string, doc: string]> = [
-  ['limit', 'how many cases this tuning uses; null = the whole dataset'],
-  ['minBatch', 'cases in batch 1'],
-  ['maxBatch', 'the largest a batch grows to (at least minBatch)'],
-  ['recheck', 'cases from earlier batches run again in each batch'],
-  ['concurrency', 'cases run at once; default min(maxBatch + recheck, 16)'],
-  ['seed', 'seeds the selection order and the recheck draw'],
-  ['maxRetries', 'batches a difficult case may be retried in before it is stuck'],
-  ['maxRuns', 'runs per half (no-memory, with-memory) before the batch is stopped'],
-  ['prose', 'globs of the prose being tuned (prompts, skills, rules), from the repository root'],
-  ['memoryPolicy', 'globs of the memory-policy files: the only prose a with-memory half may edit'],
-  ['runner', 'the agent under tuning: {command: [argv...], shell, timeoutSec, env}'],
-  ['judge', 'optional rubric judge, same shape as runner'],
-  ['editor', 'optional editor used by `git tune auto`, same shape as runner'],
-  ['memory', 'merge: optional command that merges memories instead of the file-level merge'],
-  ['budget', 'maxCostUsd, maxTokens: the whole tuning stops launching cases past these'],
-  ['targets', 'target models: [{name, env}] passed to the runner as TUNE_TARGET and env'],
-];
-
 export function renderConfig(values: Record<string, unknown>): string {
   const ordered: Record<string, unknown> = {};
-  for (const [key] of DOCS) if (key in values) ordered[key] = values[key];
+  for (const [key] of CONFIG_DOCS) if (key in values) ordered[key] = values[key];
   const doc = new Document(ordered);
   const map = doc.contents;
   if (isMap(map)) {
     for (const pair of map.items) {
       const key = String((pair.key as { value?: unknown }).value ?? pair.key);
-      const docText = DOCS.find(([k]) => k === key)?.[1];
+      const docText = CONFIG_DOCS.find(([k]) => k === key)?.[1];
       if (docText && pair.key && typeof pair.key === 'object') {
         (pair.key as { commentBefore?: string }).commentBefore = ` ${docText}`;
       }
@@ -147,7 +127,7 @@ export function setConfigValue(text: string, key: string, value: unknown, file: 
   if (!(CONFIG_KEYS as readonly string[]).includes(key)) {
     const guess = closest(key, CONFIG_KEYS);
     throw usageError('unknown-config-key', `\`${key}\` is not a setting${guess ? `; did you mean \`${guess}\`?` : ''}`,
-      `git tune config   # lists every key with its value`);
+      `git tune config   # lists every key with its value`, [`the settings: ${CONFIG_KEYS.join(', ')}`]);
   }
   const doc = parseDocument(text);
   const path = key.split('.');

@@ -1,7 +1,8 @@
 import type { Config } from '../contracts/config.js';
 import { splitArgs } from '../core/argv.js';
 import { commitStep, targetOf, type WriteContext } from './commit.js';
-import { CONFIG_FILE, parseCliValue, setConfigValue } from './config-file.js';
+import { configPath } from '../core/paths.js';
+import { parseCliValue, setConfigValue } from './config-file.js';
 import { requireOnBranch } from './guards.js';
 import type { Tuning } from './tuning.js';
 
@@ -16,7 +17,7 @@ export function configValue(key: string, text: string): unknown {
 /** `git tune config set <key> <value>`: one setting changed with a commit; null when it already had that value. */
 export async function setConfig(tuning: Tuning, key: string, value: unknown, ctx: WriteContext): Promise<{ commit: string | null; config: Config }> {
   requireOnBranch(tuning);
-  const file = `${tuning.dir}/${CONFIG_FILE}`;
+  const file = configPath(tuning.dir);
   const { text, config } = setConfigValue(tuning.configText ?? '', key, value, file);
   if (text === tuning.configText) return { commit: null, config };
   const commit = await commitStep(

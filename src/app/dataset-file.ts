@@ -10,7 +10,6 @@ import { usageError } from '../errors.js';
  * of them) and the tuning's own copy, `dataset.jsonl`. A bad input is refused
  * whole with every problem listed; nothing is written.
  */
-export const DATASET_FILE = 'dataset.jsonl';
 const EXTENSIONS = new Set(['.json', '.jsonl', '.yaml', '.yml']);
 
 interface RawItem {

@@ -1,6 +1,7 @@
 import { datasetRev, type Case } from '../contracts/dataset.js';
 import { commitStep, targetOf, type WriteContext } from './commit.js';
-import { DATASET_FILE, formatDatasetJsonl, readDatasetInput } from './dataset-file.js';
+import { datasetPath } from '../core/paths.js';
+import { formatDatasetJsonl, readDatasetInput } from './dataset-file.js';
 import { requireOnBranch } from './guards.js';
 import type { Tuning } from './tuning.js';
 
@@ -20,7 +21,7 @@ export const importDataset = {
       {
         step: { step: 'dataset', tuning: tuning.name, cases: cases.length, rev, difficult: [] },
         subject: `tune(${tuning.name}): dataset of ${cases.length} cases in ${classes} class${classes === 1 ? '' : 'es'}`,
-        changes: new Map([[`${tuning.dir}/${DATASET_FILE}`, { content: formatDatasetJsonl(cases) }]]),
+        changes: new Map([[datasetPath(tuning.dir), { content: formatDatasetJsonl(cases) }]]),
       },
       ctx,
     );

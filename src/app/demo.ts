@@ -12,6 +12,7 @@ import { initRepo } from '../git/init.js';
 import { openRepo } from '../git/open.js';
 import type { AutoResult } from './auto.js';
 import { loadTuning } from './tuning.js';
+import { readmePath } from '../core/paths.js';
 
 /**
  * `git tune demo [dir]`: the main job on the bundled example agent, in a new
@@ -120,7 +121,7 @@ export async function summarizeDemo(dir: string, result: AutoResult, seconds: nu
   const view = viewDifficult(state, tuning.config?.maxRetries ?? 3);
   const final = state.final[state.final.length - 1] ?? null;
   const count = (status: string) => state.edits.filter((e) => e.status === status).length;
-  const readme = path.join(dir, tuning.dir, 'README.md');
+  const readme = path.join(dir, readmePath(tuning.dir));
   return {
     dir,
     tuning: DEMO_TUNING,

@@ -2,6 +2,7 @@ import { DIFFICULT_REASONS, difficultFileSchema, type DifficultFile, type Diffic
 import { viewDifficult, type DifficultStatus } from '../core/difficult.js';
 import { checkDifficultChanges, parseDifficultLines, type DifficultLines } from '../core/difficult-lines.js';
 import { foldHistory, type TuningState } from '../core/fold.js';
+import { difficultPath as difficultFileOf } from '../core/paths.js';
 import { formatStep, type DifficultChange } from '../core/steps.js';
 import { usageError } from '../errors.js';
 import { commitStep, targetOf, type WriteContext } from './commit.js';
@@ -37,7 +38,6 @@ import { readText, type Tuning } from './tuning.js';
  *   commit carries is a step the fold cannot place. A re-grade of findings
  *   whose lines were applied before has to drop them.
  */
-export const DIFFICULT_FILE = 'difficult.json';
 
 export interface DifficultRow {
   id: string;
@@ -56,7 +56,7 @@ export interface DifficultListing {
   warnings: string[];
 }
 
-const difficultPath = (tuning: Tuning) => `${tuning.dir}/${DIFFICULT_FILE}`;
+const difficultPath = (tuning: Tuning) => difficultFileOf(tuning.dir);
 
 interface FileRead {
   entries: DifficultFile;

@@ -10,13 +10,14 @@ import { requireOnBranch } from './guards.js';
 import { uncommittedProse } from './prose.js';
 import { orRefuse, refuseIf } from './refuse.js';
 import { readText, type Tuning } from './tuning.js';
+import { RUN_FILES, runFilePath } from '../core/paths.js';
 
 /**
  * `git tune edit`: the prose edits made after a graded run and that run's
  * changes.md, one commit (SPEC 3.5). In a with-memory half only
  * memory-policy files may change.
  */
-export const changesPath = (tuning: Tuning, run: string) => `${tuning.dir}/runs/${run}/changes.md`;
+export const changesPath = (tuning: Tuning, run: string) => runFilePath(tuning.dir, run, RUN_FILES.changes);
 
 export { namesCaseId, parseAims, tuningToTheTest };
 

@@ -27,6 +27,7 @@ import { refuseIf } from './refuse.js';
 import { readRunResults } from './results.js';
 import { preflightRun, recordRun, requireNoUnconfirmedEdits, runCasePool, runDue, startRun, type RunContext } from './run.js';
 import { loadTuning, openTuning, readText, type Tuning } from './tuning.js';
+import { localPath } from '../core/paths.js';
 
 /**
  * The final check beyond `git tune final` itself (SPEC 3.8, 8): a run of the
@@ -67,7 +68,7 @@ const safeSegment = (s: string) => s.replace(/[^A-Za-z0-9._-]/g, '_');
 
 /** `.git/tune/<name>/shards/[<target>/]<i>-of-<n>`: where a shard writes unless told. */
 export function defaultSetDir(tuning: Tuning, shard: Shard | 'collected', target: string | null): string {
-  return path.join(tuning.repo.gitdir, 'tune', tuning.name, 'shards', ...(target ? [safeSegment(target)] : []), shard === 'collected' ? 'collected' : shardFolder(shard));
+  return localPath(tuning.repo.gitdir, tuning.name, 'shards', ...(target ? [safeSegment(target)] : []), shard === 'collected' ? 'collected' : shardFolder(shard));
 }
 
 /**

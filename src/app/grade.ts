@@ -19,13 +19,14 @@ import { orRefuse, refuseIf } from './refuse.js';
 import { readRunResults } from './results.js';
 import { planRevert } from './revert.js';
 import { readText, type Tuning } from './tuning.js';
+import { RUN_FILES, runFilePath } from '../core/paths.js';
 
 /**
  * `git tune grade`: draft the findings of a run (SPEC 3.4), then validate and
  * record the finished findings as the run's grade commit.
  */
-export const findingsPath = (tuning: Tuning, run: string) => `${tuning.dir}/runs/${run}/findings.md`;
-export const judgePath = (tuning: Tuning, run: string) => `${tuning.dir}/runs/${run}/judge.json`;
+export const findingsPath = (tuning: Tuning, run: string) => runFilePath(tuning.dir, run, RUN_FILES.findings);
+export const judgePath = (tuning: Tuning, run: string) => runFilePath(tuning.dir, run, RUN_FILES.judge);
 
 /** The run to grade: the one named, or the latest run (the final check once it exists). */
 export function runToGrade(tuning: Tuning, name?: string): RunState {

@@ -11,6 +11,7 @@ import type { Env } from '../git/identity.js';
 import type { GitRepo } from '../git/types.js';
 import { logsRef } from '../run/logs.js';
 import type { Tuning } from './tuning.js';
+import { localRoot, RUN_FILES, runFilePath } from '../core/paths.js';
 
 /**
  * What git-tune installs into a repository: the git hooks of hooks/ (SPEC
@@ -166,7 +167,7 @@ export async function planHandCommit(tuning: Tuning, message: string, env: Env):
   const isProse = matcher([...(config?.prose ?? []), ...(config?.memoryPolicy ?? [])]);
   const prose = revertedEdit(state, message) ? [] : (await repo.stagedPaths(env)).filter(isProse);
   const run = handEditRun(latestGradedRun(state), prose.length > 0);
-  const changes = run ? await repo.readStaged(`${tuning.dir}/runs/${run.name}/changes.md`, env) : null;
+  const changes = run ? await repo.readStaged(runFilePath(tuning.dir, run.name, RUN_FILES.changes), env) : null;
   return planHandCommitStep({ tuning: tuning.name, state, message, prose, isMemoryPolicy: matcher(config?.memoryPolicy ?? []), changes });
 }
 
@@ -254,7 +255,7 @@ export interface MessageHookResult {
  * message's source): whether this commit is an amend (`--amend`, or `-c`/`-C`
  * of HEAD, which git does not tell apart).
  */
-const stateFile = (repo: GitRepo) => path.join(repo.gitdir, 'tune', 'hook-commit.json');
+const stateFile = (repo: GitRepo) => path.join(localRoot(repo.gitdir), 'hook-commit.json');
 
 export async function clearHookState(repo: GitRepo): Promise<void> {
   await fs.rm(stateFile(repo), { force: true });

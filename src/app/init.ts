@@ -1,12 +1,14 @@
 import { splitArgs } from '../core/argv.js';
-import { branchName, branchRef, isValidTuningName, tuningDir } from '../core/names.js';
+import { branchName, branchRef, isValidTuningName } from '../core/names.js';
+import { configPath as configPathOf, tuningDir } from '../core/paths.js';
+import { initConfigValues } from '../contracts/config.js';
 import { usageError } from '../errors.js';
 import { openRepo } from '../git/open.js';
 import type { GitRepo } from '../git/types.js';
 import { installWorkflows, type InstalledWorkflow } from './ci.js';
 import { commitStep, type WriteContext } from './commit.js';
 import { DryRun } from './dry-run.js';
-import { CONFIG_FILE, parseConfig, renderConfig } from './config-file.js';
+import { parseConfig, renderConfig } from './config-file.js';
 import { importDataset } from './dataset.js';
 import { skillToInstall } from './hooks.js';
 import { assertCleanGitState, loadTuning, type Tuning } from './tuning.js';
@@ -67,17 +69,16 @@ export async function initTuning(cwd: string, name: string, flags: InitFlags, ct
   const headRef = await repo.headRef();
   const base = headRef ? await repo.resolveRef(headRef) : await repo.resolveRef('HEAD');
   const values: Record<string, unknown> = {
-    limit: null, minBatch: 3, maxBatch: 10, recheck: 3, seed: 1, maxRetries: 3, maxRuns: 4,
+    ...initConfigValues(),
     prose: flags.prose ?? [],
     memoryPolicy: flags.memoryPolicy ?? [],
     runner: commandSpec('runner', flags.runner),
     judge: commandSpec('judge', flags.judge),
     editor: commandSpec('editor', flags.editor),
-    budget: { maxCostUsd: null, maxTokens: null },
   };
   const dir = tuningDir(name);
   const text = renderConfig(values);
-  parseConfig(text, `${dir}/${CONFIG_FILE}`); // refuses a bad value before anything is written
+  parseConfig(text, configPathOf(dir)); // refuses a bad value before anything is written
   // The dataset is read and checked before the first write, too.
   const prepared = flags.dataset ? await importDataset.prepare(flags.dataset, cwd) : null;
   const skill = flags.agentSkill ? await skillToInstall(repo, base) : null;
@@ -92,7 +93,7 @@ export async function initTuning(cwd: string, name: string, flags: InitFlags, ct
         step: { step: 'init', tuning: name, difficult: [] },
         subject: `tune(${name}): init`,
         body: `Start tuning ${name}.`,
-        changes: new Map([[`${dir}/${CONFIG_FILE}`, { content: text }], ...(skill && 'path' in skill ? [[skill.path, { content: skill.content }] as const] : [])]),
+        changes: new Map([[configPathOf(dir), { content: text }], ...(skill && 'path' in skill ? [[skill.path, { content: skill.content }] as const] : [])]),
       },
       ctx,
     );
@@ -105,5 +106,5 @@ export async function initTuning(cwd: string, name: string, flags: InitFlags, ct
     await importDataset.apply(tuning, prepared, ctx);
     tuning = await loadTuning(repo, name);
   }
-  return { kind: 'created', repo, tuning, configPath: `${dir}/${CONFIG_FILE}`, skill };
+  return { kind: 'created', repo, tuning, configPath: configPathOf(dir), skill };
 }

@@ -19,6 +19,7 @@ import { nextFor } from './decide.js';
 import { requireOnBranch } from './guards.js';
 import { readRunResults } from './results.js';
 import type { Tuning } from './tuning.js';
+import { memoryPath, RUN_FILES, runFilePath, type MemoryTreeName } from '../core/paths.js';
 
 /**
  * `git tune memory candidate` and `git tune memory checkpoint` (SPEC 3.3
@@ -52,10 +53,8 @@ import type { Tuning } from './tuning.js';
  *   equals the last good memory), and a checkpoint is a commit even when
  *   last-good already equals the candidate: `next` reads the steps, not files.
  */
-export const MEMORY_DIR = 'memory';
-export type MemoryTreeName = 'last-good' | 'candidate';
 
-export const memoryDir = (tuning: Tuning, which: MemoryTreeName) => `${tuning.dir}/${MEMORY_DIR}/${which}`;
+export const memoryDir = (tuning: Tuning, which: MemoryTreeName) => memoryPath(tuning.dir, which);
 
 export interface MemoryOutcome {
   step: 'candidate' | 'checkpoint';
@@ -87,7 +86,7 @@ export async function readMemoryTree(tuning: Tuning, which: MemoryTreeName): Pro
 function requireDue(tuning: Tuning, kind: 'candidate' | 'checkpoint'): NextStep {
   const step = nextFor(tuning);
   if (step.kind !== kind) {
-    throw historyError(`${kind}-not-due`, `no ${kind === 'candidate' ? 'candidate memory' : 'checkpoint'} is due: ${step.message}`, step.command ?? undefined);
+    throw historyError(kind === 'candidate' ? 'candidate-not-due' : 'checkpoint-not-due', `no ${kind === 'candidate' ? 'candidate memory' : 'checkpoint'} is due: ${step.message}`, step.command ?? undefined);
   }
   return step;
 }
@@ -200,8 +199,8 @@ export async function buildCandidate(tuning: Tuning, ctx: MemoryContext): Promis
   } else {
     const plan = planCandidate(base, cases);
     if (plan.problems.length > 0) {
-      throw usageError('bad-memory-writes', `${tuning.dir}/runs/${run}/memory-writes.json holds writes that cannot be applied: nothing was written`,
-        `git show ${tuning.ref.replace('refs/heads/', '')}:${tuning.dir}/runs/${run}/memory-writes.json`, plan.problems);
+      throw usageError('bad-memory-writes', `${runFilePath(tuning.dir, run, RUN_FILES.memoryWrites)} holds writes that cannot be applied: nothing was written`,
+        `git show ${tuning.ref.replace('refs/heads/', '')}:${runFilePath(tuning.dir, run, RUN_FILES.memoryWrites)}`, plan.problems);
     }
     files = plan.files;
     conflicts = plan.conflicts;

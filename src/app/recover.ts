@@ -4,6 +4,7 @@ import { branchName, tagRef } from '../core/names.js';
 import { writeFileAtomic } from '../git/lockfile.js';
 import { removeDeadGitLocks, tryToolLock } from '../git/lock-owner.js';
 import type { GitRepo } from '../git/types.js';
+import { localPath, localRoot, LOCKS_DIR } from '../core/paths.js';
 
 /**
  * A step lands in several writes: objects, the branch (compare-and-swap), run
@@ -33,7 +34,7 @@ export interface StepJournal {
   command: string;
 }
 
-const journalFile = (gitdir: string, tuning: string) => path.join(gitdir, 'tune', tuning, 'pending-step.json');
+const journalFile = (gitdir: string, tuning: string) => localPath(gitdir, tuning, 'pending-step.json');
 
 export async function writeJournal(repo: GitRepo, journal: StepJournal): Promise<void> {
   await writeFileAtomic(journalFile(repo.gitdir, journal.tuning), `${JSON.stringify(journal)}\n`);
@@ -114,12 +115,12 @@ async function finishStep(repo: GitRepo, j: StepJournal): Promise<string[]> {
  * running (its tool lock is held by a live process) is left to it.
  */
 export async function finishInterruptedSteps(repo: GitRepo): Promise<string[]> {
-  const names = await fs.readdir(path.join(repo.gitdir, 'tune')).catch(() => [] as string[]);
+  const names = await fs.readdir(localRoot(repo.gitdir)).catch(() => [] as string[]);
   const out: string[] = [];
   const locks = await removeDeadGitLocks(repo.gitdir);
   if (locks.length > 0) out.push(`lock files left by a git-tune that was killed were removed: ${locks.map((l) => `.git/${l}`).join(', ')}`);
   for (const name of names) {
-    if (name === '.locks') continue;
+    if (name === LOCKS_DIR) continue;
     const journal = await readJournal(repo, name);
     const leftover = await finishedRunStores(repo, name);
     if (!journal && leftover.length === 0) continue;
@@ -141,7 +142,7 @@ export async function finishInterruptedSteps(repo: GitRepo): Promise<string[]> {
  * run commit and the logs ref hold.
  */
 async function finishedRunStores(repo: GitRepo, tuning: string): Promise<string[]> {
-  const dir = path.join(repo.gitdir, 'tune', tuning, 'runs');
+  const dir = localPath(repo.gitdir, tuning, 'runs');
   const runs = await fs.readdir(dir).catch(() => [] as string[]);
   const out: string[] = [];
   for (const run of runs) if (await repo.resolveRef(tagRef(tuning, run))) out.push(path.join(dir, run));

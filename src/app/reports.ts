@@ -7,7 +7,8 @@ import { viewDifficult } from '../core/difficult.js';
 import { editFate } from '../core/edits.js';
 import { batchIndex, countedRuns, foldHistory, isVoidRun, type BatchState, type EditKeep, type EditStatus, type HistoryCommit, type TuningState } from '../core/fold.js';
 import { matcher } from '../core/glob.js';
-import { parseRunName, tuningDir, type Half } from '../core/names.js';
+import { parseRunName, type Half } from '../core/names.js';
+import { CONFIG_FILE, configPath, memoryPath, readmePath, RUN_FILES, runFilePath, runsPrefix, selectionPath, tuningDir, usagePath } from '../core/paths.js';
 import { decideNext } from '../core/next.js';
 import { describeStep, extractHandSection, HAND_END, HAND_PLACEHOLDER, HAND_START, isHandPlaceholder, renderReadme } from '../core/readme.js';
 import type { ReviewCase, ReviewDifficultChange, ReviewEdit, ReviewFileDiff, ReviewInput, ReviewRun } from '../core/review.js';
@@ -18,11 +19,11 @@ import { usageError } from '../errors.js';
 import type { Env } from '../git/identity.js';
 import type { FileChange, GitRepo } from '../git/types.js';
 import type { CommitTarget, StepCommit } from './commit.js';
-import { CONFIG_FILE, parseConfig } from './config-file.js';
+import { parseConfig } from './config-file.js';
 import { nextInputOf } from './decide.js';
 import { githubRepoOf, webUrlOf } from './github.js';
 import { readRunResults } from './results.js';
-import { readHistory, SELECTION_FILE, type Tuning } from './tuning.js';
+import { readHistory, type Tuning } from './tuning.js';
 
 /**
  * The generated files of a tuning, README.md and USAGE.md (SPEC section 7),
@@ -45,8 +46,6 @@ import { readHistory, SELECTION_FILE, type Tuning } from './tuning.js';
  *   by the step) are read, and a file that does not parse leaves its numbers
  *   out instead of failing the step.
  */
-export const README_FILE = 'README.md';
-export const USAGE_FILE = 'USAGE.md';
 
 export interface ChainCommit {
   step: StepKind;
@@ -97,7 +96,7 @@ export async function reportChanges(base: ReportBase, chain: readonly ChainCommi
   const summaries = new Map<string, RunSummary | null>();
   const summaryOf = async (run: string, i: number) => {
     if (!summaries.has(run)) {
-      const raw = await readAt(`${dir}/runs/${run}/results.json`, i);
+      const raw = await readAt(runFilePath(dir, run, RUN_FILES.results), i);
       let parsed: RunSummary | null = null;
       try {
         parsed = raw === null ? null : summarizeResults(run, JSON.parse(raw));
@@ -108,14 +107,14 @@ export async function reportChanges(base: ReportBase, chain: readonly ChainCommi
     }
     return summaries.get(run)!;
   };
-  const usageMissing = (await readParent(`${dir}/${USAGE_FILE}`)) === null;
+  const usageMissing = (await readParent(usagePath(dir))) === null;
 
   const out: Array<Map<string, FileChange>> = [];
   const commits: HistoryCommit[] = [...history];
   for (const [i, c] of chain.entries()) {
     commits.push({ oid: placeholderOid(i), message: c.message });
-    const config = parseConfigText(await readAt(`${dir}/${CONFIG_FILE}`, i), `${dir}/${CONFIG_FILE}`);
-    const selection = parseSelection(await readAt(`${dir}/${SELECTION_FILE}`, i));
+    const config = parseConfigText(await readAt(configPath(dir), i), configPath(dir));
+    const selection = parseSelection(await readAt(selectionPath(dir), i));
     const state = foldHistory(tuning, commits, selection?.ids ?? []);
     const decided = decideNext({ ...nextInputOf({ state, config, selection, dir }), readmePlaceholder: isHandPlaceholder(hand) });
     // The commit being written has no id yet: where next names it (a pending edit to confirm), say so.
@@ -127,12 +126,12 @@ export async function reportChanges(base: ReportBase, chain: readonly ChainCommi
       if (s) wanted.set(run, s);
     }
     const changes = new Map<string, FileChange>();
-    changes.set(`${dir}/${README_FILE}`, {
+    changes.set(readmePath(dir), {
       content: renderReadme({ state, commits, config, selection: selection?.ids ?? [], next, summaries: wanted, hand }),
     });
     const last = i === chain.length - 1;
     if (c.step === 'run' || c.step === 'run-stop' || (usageMissing && i === 0) || (base.usage === 'always' && last)) {
-      changes.set(`${dir}/${USAGE_FILE}`, { content: renderUsage({ state, summaries: await allSummaries(state, (run) => summaryOf(run, i)) }) });
+      changes.set(usagePath(dir), { content: renderUsage({ state, summaries: await allSummaries(state, (run) => summaryOf(run, i)) }) });
     }
     out.push(changes);
   }
@@ -169,7 +168,7 @@ function parseSelection(raw: string | null): Selection | null {
 
 /** The hand-written part: as edited in the working tree, else as committed, else the placeholder. */
 async function handSection(base: ReportBase, dir: string, readParent: (file: string) => Promise<string | null>): Promise<string> {
-  const file = `${dir}/${README_FILE}`;
+  const file = readmePath(dir);
   const committed = await readParent(file);
   if (base.onBranch) {
     const disk = await fs.readFile(path.join(base.repo.dir, file), 'utf8').catch(() => null);
@@ -195,7 +194,7 @@ export async function withReports(target: CommitTarget, commits: readonly StepCo
   const history = async (): Promise<readonly HistoryCommit[]> => {
     if (first.step.step === 'init' || target.parent === null) return [];
     if (target.history) return target.history();
-    const config = parseConfigText(text(await target.repo.readBlobAt(target.parent, `${tuningDir(target.tuning)}/${CONFIG_FILE}`)), CONFIG_FILE);
+    const config = parseConfigText(text(await target.repo.readBlobAt(target.parent, configPath(tuningDir(target.tuning)))), CONFIG_FILE);
     return readHistory(target.repo, target.tuning, target.parent, matcher(config?.prose ?? []));
   };
   const extra = await reportChanges(
@@ -273,7 +272,7 @@ async function editDiffs(tuning: Tuning, oid: string): Promise<{ files: ReviewFi
   for (const file of await repo.changedPaths(oid)) {
     const before = await read(parent, file);
     const after = await read(oid, file);
-    if (file.startsWith(`${tuning.dir}/runs/`) && file.endsWith('/changes.md')) {
+    if (file.startsWith(runsPrefix(tuning.dir)) && file.endsWith(`/${RUN_FILES.changes}`)) {
       why = diffLines(before ?? '', after ?? '').filter((p) => p.added).flatMap((p) => p.value.split('\n')).map((l) => l.trimEnd()).filter((l) => l.trim()).slice(0, 12);
       continue;
     }
@@ -325,7 +324,7 @@ export async function buildReview(tuning: Tuning, batchArg: string, opts: { env:
       tokens: r.tokens, costUsd: r.costUsd,
       llmCalls: summary?.llmCalls ?? null, memoryWrites: summary?.memoryWrites ?? null, savedTwice: summary?.savedTwice ?? null,
       deltaTokens: counts && before !== undefined ? r.tokens - before : null,
-      findings: r.grade ? webOf(`${tuning.dir}/runs/${r.name}/findings.md`) ?? null : null,
+      findings: r.grade ? webOf(runFilePath(tuning.dir, r.name, RUN_FILES.findings)) ?? null : null,
     });
     if (counts) previous.set(half, r.tokens);
   }
@@ -351,7 +350,7 @@ export async function buildReview(tuning: Tuning, batchArg: string, opts: { env:
     const at = step.step === 'grade' ? `the grade of ${step.run}` : step.step === 'difficult' ? `a \`git tune difficult\` step (${short(commit.oid)})` : `the ${step.step} step ${short(commit.oid)}`;
     for (const d of step.difficult) difficult.push({ op: d.op, id: d.id, reason: d.op === 'add' ? d.reason : null, at });
     if (step.step === 'candidate') {
-      const changed = (await repo.changedPaths(commit.oid)).filter((p) => p.startsWith(`${tuning.dir}/memory/candidate/`));
+      const changed = (await repo.changedPaths(commit.oid)).filter((p) => p.startsWith(`${memoryPath(tuning.dir, 'candidate')}/`));
       candidate = { run: step.run, files: changed.length };
     }
   }

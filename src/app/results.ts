@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { caseResultSchema, memoryWriteSchema, runMetaSchema, type CaseResult, type MemoryWrite, type RunMeta } from '../contracts/result.js';
 import { batchCases, batchNumbered } from '../core/fold.js';
 import { parseRunName, tagRef } from '../core/names.js';
+import { RUN_FILES, runFilePath } from '../core/paths.js';
 import { usageError } from '../errors.js';
 import { RunStore } from '../run/store.js';
 import { readText, type Tuning } from './tuning.js';
@@ -29,10 +30,9 @@ export async function readRunResults(tuning: Tuning, run: string): Promise<RunRe
   const state = requireRun(tuning, run);
   if (state.finished && state.runOid) {
     const commit = (await tuning.repo.resolveRef(tagRef(tuning.name, run))) ?? state.runOid;
-    const dir = `${tuning.dir}/runs/${run}`;
-    const results = z.array(caseResultSchema).parse(JSON.parse((await readText(tuning.repo, commit, `${dir}/results.json`)) ?? '[]'));
-    const metaText = await readText(tuning.repo, commit, `${dir}/run.json`);
-    const writesText = await readText(tuning.repo, commit, `${dir}/memory-writes.json`);
+    const results = z.array(caseResultSchema).parse(JSON.parse((await readText(tuning.repo, commit, runFilePath(tuning.dir, run, RUN_FILES.results))) ?? '[]'));
+    const metaText = await readText(tuning.repo, commit, runFilePath(tuning.dir, run, RUN_FILES.meta));
+    const writesText = await readText(tuning.repo, commit, runFilePath(tuning.dir, run, RUN_FILES.memoryWrites));
     return {
       run, finished: true, results, cases: results.map((r) => r.id),
       meta: metaText ? runMetaSchema.parse(JSON.parse(metaText)) : null,

@@ -8,6 +8,7 @@ import { batchCases, batchNumbered } from '../core/fold.js';
 import { parseRunName, tagName, tagRef } from '../core/names.js';
 import type { NextStep } from '../core/next.js';
 import { budgetLeft, budgetRefusal, dueRun, spentBeforeRun, unconfirmedEditsRefusal, type DueRun } from '../core/run-due.js';
+import { localPath, memoryPath, RUN_FILES, runFilePath } from '../core/paths.js';
 import { historyError, usageError } from '../errors.js';
 import type { Env } from '../git/identity.js';
 import { withToolLock } from '../git/lock-owner.js';
@@ -85,7 +86,7 @@ export async function memoryFor(tuning: Tuning, name: string): Promise<MemoryFil
   const id = parseRunName(name)!;
   const source = id.kind === 'final' ? 'last-good' : id.half === 'mem' ? 'candidate' : null;
   if (source === null) return [];
-  const dir = `${tuning.dir}/memory/${source}`;
+  const dir = memoryPath(tuning.dir, source);
   const files = await tuning.repo.listFiles(tuning.tip, dir);
   const out: MemoryFile[] = [];
   for (const f of files) {
@@ -192,7 +193,7 @@ export async function runCasePool(tuning: Tuning, pool: CasePool, ctx: RunContex
   const touched = await uncommittedProse(tuning.repo, tuning.tip, [...config.prose, ...config.memoryPolicy]);
   if (touched.length > 0) {
     // The runner, or a person editing meanwhile: what is there is kept aside before the restore.
-    const kept = path.join(tuning.repo.gitdir, 'tune', tuning.name, 'changed-during-run', pool.name);
+    const kept = localPath(tuning.repo.gitdir, tuning.name, 'changed-during-run', pool.name);
     for (const file of touched) await fs.cp(path.join(tuning.repo.dir, file), path.join(kept, file)).catch(() => undefined);
     await tuning.repo.checkoutPaths(tuning.tip, touched);
     ctx.err(`warning: the runner changed files of the repository; restored from ${tuning.tip.slice(0, 7)}: ${touched.join(', ')} (what was there is kept in ${path.relative(tuning.repo.dir, kept)}/)\n`);
@@ -234,12 +235,11 @@ export async function recordRun(tuning: Tuning, run: FinishedRun, ctx: RunContex
     const w = run.writes[id] ?? [];
     if (w.length > 0) writes[id] = w;
   }
-  const runDir = `${tuning.dir}/runs/${name}`;
   const changes = new Map([
-    [`${runDir}/run.json`, { content: `${JSON.stringify(meta, null, 2)}\n` }],
-    [`${runDir}/results.json`, { content: `${JSON.stringify(results, null, 2)}\n` }],
+    [runFilePath(tuning.dir, name, RUN_FILES.meta), { content: `${JSON.stringify(meta, null, 2)}\n` }],
+    [runFilePath(tuning.dir, name, RUN_FILES.results), { content: `${JSON.stringify(results, null, 2)}\n` }],
   ]);
-  if (Object.keys(writes).length > 0) changes.set(`${runDir}/memory-writes.json`, { content: `${JSON.stringify(writes, null, 2)}\n` });
+  if (Object.keys(writes).length > 0) changes.set(runFilePath(tuning.dir, name, RUN_FILES.memoryWrites), { content: `${JSON.stringify(writes, null, 2)}\n` });
   await writeRunLogs(tuning.repo, tuning.name, name, run.logs, { env: ctx.env, now: ctx.clock() });
   const right = results.filter((r) => r.right === true).length;
   const commit = await commitStep(targetOf(tuning), {

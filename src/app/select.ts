@@ -4,7 +4,8 @@ import { selectCases } from '../core/select.js';
 import { usageError } from '../errors.js';
 import { commitStep, targetOf, type WriteContext } from './commit.js';
 import { requireOnBranch } from './guards.js';
-import { SELECTION_FILE, type Tuning } from './tuning.js';
+import { type Tuning } from './tuning.js';
+import { selectionPath } from '../core/paths.js';
 
 /** `git tune select`: the selection order of SPEC 3.1, one commit. */
 export async function computeSelection(tuning: Tuning): Promise<Selection> {
@@ -33,7 +34,7 @@ export async function writeSelection(tuning: Tuning, selection: Selection, ctx: 
     {
       step: { step: 'select', tuning: tuning.name, selected: selection.limit, total: selection.total, difficult: [] },
       subject: `tune(${tuning.name}): select ${selection.limit} cases${cut}`,
-      changes: new Map([[`${tuning.dir}/${SELECTION_FILE}`, { content: `${JSON.stringify(selection, null, 2)}\n` }]]),
+      changes: new Map([[selectionPath(tuning.dir), { content: `${JSON.stringify(selection, null, 2)}\n` }]]),
     },
     ctx,
   );

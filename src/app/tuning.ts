@@ -5,7 +5,8 @@ import type { Config } from '../contracts/config.js';
 import type { Selection } from '../contracts/files.js';
 import type { HistoryCommit, TuningState } from '../core/fold.js';
 import { matcher } from '../core/glob.js';
-import { branchName, branchRef, parseBranchName, tuningDir } from '../core/names.js';
+import { branchName, branchRef, parseBranchName } from '../core/names.js';
+import { configPath, datasetPath, readmePath, selectionPath, tuningDir } from '../core/paths.js';
 import { usageError } from '../errors.js';
 import { openRepo } from '../git/open.js';
 import type { GitRepo } from '../git/types.js';
@@ -42,10 +43,6 @@ export interface Tuning {
    */
   memo?<T>(key: string, compute: () => T): T;
 }
-
-export const SELECTION_FILE = 'selection.json';
-/** config-file.ts's CONFIG_FILE, named here so reading the tip does not load the YAML parser. */
-const CONFIG_PATH = 'config.yaml';
 
 export async function readText(repo: GitRepo, commit: string, file: string): Promise<string | null> {
   const blob = await repo.readBlobAt(commit, file);
@@ -126,14 +123,14 @@ export async function loadTuning(repo: GitRepo, requested?: string): Promise<Tun
   const history = await readTuningHistory(
     repo, name, tip,
     async () => ({
-      configText: await readText(repo, tip, `${dir}/${CONFIG_PATH}`),
-      selectionText: await readText(repo, tip, `${dir}/${SELECTION_FILE}`),
-      readmeText: await readText(repo, tip, `${dir}/README.md`),
+      configText: await readText(repo, tip, configPath(dir)),
+      selectionText: await readText(repo, tip, selectionPath(dir)),
+      readmeText: await readText(repo, tip, readmePath(dir)),
     }),
     async (files: TipFiles) => {
-      const { CONFIG_FILE, parseConfig } = await import('./config-file.js');
+      const { parseConfig } = await import('./config-file.js');
       const { selectionSchema } = await import('../contracts/files.js');
-      const config = files.configText === null ? null : parseConfig(files.configText, `${dir}/${CONFIG_FILE}`).config;
+      const config = files.configText === null ? null : parseConfig(files.configText, configPath(dir)).config;
       const selection = files.selectionText === null ? null : selectionSchema.parse(JSON.parse(files.selectionText));
       return { config, selection };
     },
@@ -156,9 +153,9 @@ export async function loadTuning(repo: GitRepo, requested?: string): Promise<Tun
       return this === tuning ? history.memo(key, compute) : compute();
     },
     loadDataset() {
-      dataset ??= import('./dataset-file.js').then(async ({ DATASET_FILE, parseDatasetJsonl }) => {
-        const text = await readText(repo, tip, `${dir}/${DATASET_FILE}`);
-        return text === null ? [] : parseDatasetJsonl(text, `${dir}/${DATASET_FILE}`);
+      dataset ??= import('./dataset-file.js').then(async ({ parseDatasetJsonl }) => {
+        const text = await readText(repo, tip, datasetPath(dir));
+        return text === null ? [] : parseDatasetJsonl(text, datasetPath(dir));
       });
       return dataset;
     },

@@ -1,5 +1,5 @@
 import { Command, CommanderError } from '@commander-js/extra-typings';
-import { EXIT, TuneError } from '../errors.js';
+import { EXIT, exitCodesHelp, TuneError } from '../errors.js';
 import type { CommandIO } from './io.js';
 import { packageVersion } from '../app/version.js';
 import { currentNestedIO, setNestedIO } from './command.js';
@@ -45,8 +45,7 @@ Examples:
   git tune next                                   # the one next step and its exact command
   git tune auto                                   # run the loop unattended with the configured judge and editor
 
-Exit codes: 0 ok, 1 unexpected, 2 usage or bad input, 3 not allowed by the history now,
-4 another command moved the branch, 5 runner sandbox down, 6 final check not VERIFIED, 130 interrupted.`)
+${exitCodesHelp()}`)
     .version(version, '-V, --version')
     .option('--debug', 'show stack traces on errors')
     .showSuggestionAfterError(true)

@@ -58,7 +58,6 @@ export const branchName = (tuning: string) => `tune/${tuning}`;
 export const branchRef = (tuning: string) => `refs/heads/tune/${tuning}`;
 export const tagName = (tuning: string, run: string) => `tune/${tuning}/${run}`;
 export const tagRef = (tuning: string, run: string) => `refs/tags/tune/${tuning}/${run}`;
-export const tuningDir = (tuning: string) => `.tune/${tuning}`;
 
 export function parseBranchName(branch: string): string | null {
   const m = /^(?:refs\/heads\/)?tune\/([^/]+)$/.exec(branch);

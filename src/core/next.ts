@@ -4,6 +4,7 @@ import { missingConfig } from '../contracts/values.js';
 import { viewDifficult } from './difficult.js';
 import { closedHalf, countedRuns, currentBatch, halfRuns, isVoidRun, runName, type EditState, type RunState, type TuningState } from './fold.js';
 import { FINAL_RUN, parseRunName, type Half } from './names.js';
+import { configPath, readmePath, RUN_FILES, runFilePath } from './paths.js';
 import { planBatch } from './plan.js';
 import { passedRuleBreaks } from './rules.js';
 
@@ -104,7 +105,7 @@ function notesFor(input: NextInput): string[] {
   }
   // Once a run is graded there is something to explain: from then on, until it is written.
   if (input.readmePlaceholder && [...state.runs.values()].some((r) => r.grade !== null)) {
-    notes.push(`${input.dir}/README.md still has the placeholder in its hand-written part: write what is tuned and why, and the open problems (the next step commits it)`);
+    notes.push(`${readmePath(input.dir)} still has the placeholder in its hand-written part: write what is tuned and why, and the open problems (the next step commits it)`);
   }
   // An edit its half closed on (made between batches) is settled unconfirmed at once: say so until a run starts with it.
   const lastStart = Math.max(-1, ...[...state.runs.values()].map((r) => r.startIndex));
@@ -161,8 +162,8 @@ function decide(input: NextInput): Draft {
       ? `git tune config set prose '["agents/**/*.md"]'`
       : `git tune config set runner.command '["node", "agent.js"]'`;
     const what = missing === 'config'
-      ? `${dir}/config.yaml is missing on the branch: write it again`
-      : `set \`${missing}\` in ${dir}/config.yaml (${missing === 'prose' ? 'the globs of the prose you tune' : 'the command that runs your agent once per case'})`;
+      ? `${configPath(dir)} is missing on the branch: write it again`
+      : `set \`${missing}\` in ${configPath(dir)} (${missing === 'prose' ? 'the globs of the prose you tune' : 'the command that runs your agent once per case'})`;
     return { kind: 'config', message: what, command };
   }
   if (!state.selection || state.selection.selected === 0 || input.selection.length === 0) {
@@ -196,7 +197,7 @@ function decide(input: NextInput): Draft {
   if (!run.grade && run.void === null) {
     return {
       kind: 'grade',
-      message: `grade ${run.name}: git tune grade --draft, finish ${dir}/runs/${run.name}/findings.md, then record it`,
+      message: `grade ${run.name}: git tune grade --draft, finish ${runFilePath(dir, run.name, RUN_FILES.findings)}, then record it`,
       command: 'git tune grade', ...where(run),
     };
   }
@@ -266,7 +267,7 @@ function decide(input: NextInput): Draft {
   const scope = half === 'mem' ? 'memory-policy files' : 'prose';
   return {
     kind: 'edit',
-    message: `${run.name} is ${grade.verdict}: edit the ${scope} and write ${dir}/runs/${run.name}/changes.md, then record the edit`,
+    message: `${run.name} is ${grade.verdict}: edit the ${scope} and write ${runFilePath(dir, run.name, RUN_FILES.changes)}, then record the edit`,
     command: 'git tune edit', ...where(run),
   };
 }

@@ -5,6 +5,7 @@ import { batchCases, batchNumbered, countedRuns, isVoidRun, rightCases, type Bat
 import { editFate } from './edits.js';
 import type { Half } from './names.js';
 import type { NextStep } from './next.js';
+import { RUN_FILES, runFilePath } from './paths.js';
 import { planBatch } from './plan.js';
 import { parseStep, type Step } from './steps.js';
 import { parseMessage } from './trailers.js';
@@ -331,8 +332,9 @@ function renderPlan(input: ReadmeInput, predicted: PredictedBatch[]): string {
 // ---------------------------------------------------------------------------
 // batches
 
-const findings = (run: string) => `runs/${run}/findings.md`;
-const changes = (run: string) => `runs/${run}/changes.md`;
+// Links relative to the README, which sits in the tuning's folder.
+const findings = (run: string) => runFilePath('.', run, RUN_FILES.findings).slice(2);
+const changes = (run: string) => runFilePath('.', run, RUN_FILES.changes).slice(2);
 
 function halfNumbers(input: ReadmeInput, b: BatchState, half: Half) {
   const rep = representativeRun(b.runs, half);

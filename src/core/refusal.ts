@@ -5,16 +5,18 @@
  * kind: `usage` (2, the request is wrong) or `history` (3, the history does
  * not allow it now).
  */
+import type { ErrorCode } from './error-codes.js';
+
 export interface Refusal {
   refused: true;
   kind: 'usage' | 'history';
-  code: string;
+  code: ErrorCode;
   message: string;
   hint?: string;
   details?: string[];
 }
 
-export function refusal(kind: Refusal['kind'], code: string, message: string, hint?: string, details?: string[]): Refusal {
+export function refusal(kind: Refusal['kind'], code: ErrorCode, message: string, hint?: string, details?: string[]): Refusal {
   return { refused: true, kind, code, message, ...(hint !== undefined ? { hint } : {}), ...(details !== undefined ? { details } : {}) };
 }
 

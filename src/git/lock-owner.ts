@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { singleQuoted } from '../core/argv.js';
 import { TuneError, EXIT } from '../errors.js';
+import { localPath, localRoot, LOCKS_DIR } from '../core/paths.js';
 
 /**
  * Who holds a lock, so a lock left by a process that died (`kill -9`, a power
@@ -86,7 +87,7 @@ const describe = (h: LockHolder) => `${h.command} (pid ${h.pid}${h.host !== os.h
 // notes beside git's lock files
 
 const noteFile = (gitdir: string, lockPath: string) =>
-  path.join(gitdir, 'tune', '.locks', `${path.relative(gitdir, lockPath).split(path.sep).join('%')}.owner`);
+  path.join(localRoot(gitdir), LOCKS_DIR, `${path.relative(gitdir, lockPath).split(path.sep).join('%')}.owner`);
 
 /** Records that this process holds `lockPath` (just created by it). */
 export async function noteLockOwner(gitdir: string, lockPath: string, command = 'git tune'): Promise<void> {
@@ -134,7 +135,7 @@ export async function removeDeadGitLock(gitdir: string, lockPath: string): Promi
  * gone), so native `git commit` is not blocked by it either; returns them.
  */
 export async function removeDeadGitLocks(gitdir: string): Promise<string[]> {
-  const dir = path.join(gitdir, 'tune', '.locks');
+  const dir = path.join(localRoot(gitdir), LOCKS_DIR);
   const removed: string[] = [];
   for (const name of await fs.readdir(dir).catch(() => [] as string[])) {
     if (!name.endsWith('.owner')) continue;
@@ -167,12 +168,12 @@ export async function gitLockError(gitdir: string, lockPath: string, what: strin
 // ---------------------------------------------------------------------------
 // the tool lock: .git/tune/<name>/lock
 
-const toolLockPath = (gitdir: string, tuning: string) => path.join(gitdir, 'tune', tuning, 'lock');
+const toolLockPath = (gitdir: string, tuning: string) => localPath(gitdir, tuning, 'lock');
 const held = new Map<string, number>();
 
 /** A live git-tune holding any tuning's tool lock in this repository, if one does. */
 async function liveToolHolder(gitdir: string): Promise<LockHolder | null> {
-  const names = await fs.readdir(path.join(gitdir, 'tune')).catch(() => [] as string[]);
+  const names = await fs.readdir(localRoot(gitdir)).catch(() => [] as string[]);
   for (const name of names) {
     const text = await fs.readFile(toolLockPath(gitdir, name), 'utf8').catch(() => null);
     const holder = text === null ? null : parseHolder(text);

@@ -4,6 +4,7 @@ import { caseResultSchema, memoryWriteSchema, type CaseResult, type MemoryWrite 
 import { crashPoint } from '../faults/crash.js';
 import { writeFileAtomic } from '../git/lockfile.js';
 import * as z from 'zod';
+import { localPath } from '../core/paths.js';
 
 /**
  * Case results of a run in progress, kept in `.git/tune/<name>/runs/<run>/`
@@ -22,7 +23,7 @@ export class RunStore {
   readonly dir: string;
 
   constructor(gitdir: string, tuning: string, run: string) {
-    this.dir = path.join(gitdir, 'tune', tuning, 'runs', run);
+    this.dir = localPath(gitdir, tuning, 'runs', run);
   }
 
   get logDir(): string {

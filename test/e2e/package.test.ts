@@ -44,6 +44,8 @@ describe('the packed package', () => {
     expect(existsSync(path.join(pkg, 'node_modules'))).toBe(false);
     expect(readdirSync(path.join(pkg, 'hooks')).sort()).toEqual(['commit-msg', 'post-commit', 'pre-push', 'prepare-commit-msg']);
     expect(existsSync(path.join(pkg, 'templates', 'example'))).toBe(true);
+    // The JSON Schema editors validate config.yaml with (docs/design.md).
+    expect(existsSync(path.join(pkg, 'schema', 'config.schema.json'))).toBe(true);
     for (const preset of ['openai-chat.js', 'claude-code.js']) expect(existsSync(path.join(pkg, 'dist', 'bin', preset))).toBe(true);
   });
 

@@ -299,6 +299,10 @@ describe('help and version', () => {
     expect(init.stdout).toContain("Example:\n  git tune init support-desk --prose 'agents/**/*.md' --runner 'node agent.js' --dataset cases.yaml\n");
     const set = repo.tune(['config', 'set', '--help']);
     expect(set.stdout).toContain('Examples:\n  git tune config set maxBatch 8\n');
+    // The settings, from the JSON Schema the zod schema generates (schema/config.schema.json).
+    expect(set.stdout).toMatch(/\nSettings:\n  limit +how many cases this tuning uses; null = the whole dataset\n/);
+    expect(set.stdout).toMatch(/\n  runner\.timeoutSec +seconds the program may run/);
+    expect(repo.tune(['config', '--help']).stdout).toContain('\nSettings:\n');
     const batch = repo.tune(['batch', '--help']);
     expect(batch.stdout).toContain('--dry-run --json prints {batch, size, why, kind, new, recheck}.');
   });

@@ -2,12 +2,12 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TempRepo } from '../helpers/repo.js';
 import { cacheDir } from '../../src/app/cache.js';
-import { CONFIG_FILE } from '../../src/app/config-file.js';
 import { nextFor, nextInputFor } from '../../src/app/decide.js';
 import { loadTuning, readHistory } from '../../src/app/tuning.js';
 import { foldHistory } from '../../src/core/fold.js';
 import { decideNext } from '../../src/core/next.js';
 import { matcher } from '../../src/core/glob.js';
+import { CONFIG_FILE } from '../../src/core/paths.js';
 import { formatStep } from '../../src/core/steps.js';
 import { IsoGitRepo } from '../../src/git/iso.js';
 import { NativeGitRepo } from '../../src/git/native-repo.js';
@@ -113,8 +113,8 @@ describe.each([
   });
   afterAll(() => repo.cleanup());
 
-  it('reads config.yaml where config-file.ts says it is', () => {
-    expect(CONFIG_FILE).toBe('config.yaml'); // src/app/tuning.ts names it without importing the YAML parser
+  it('reads config.yaml where core/paths.ts says it is', () => {
+    expect(CONFIG_FILE).toBe('config.yaml'); // src/app/tuning.ts takes its path from there, without importing the YAML parser
   });
 
   it('a cold load walks to the init commit and writes the cache inside .git, where git does not look', async () => {

@@ -3,7 +3,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { AllResult, AutoOptions, AutoResult, AutoSession } from '../../app/auto.js';
 import { DryRun } from '../../app/dry-run.js';
-import { usageError } from '../../errors.js';
+import { EXIT, usageError } from '../../errors.js';
 import { killAll } from '../../run/process.js';
 import { act, dryRunOpt, json, tuningOpt } from '../command.js';
 import { createLiveView, type LiveView } from '../live.js';
@@ -87,7 +87,7 @@ export function interruptAuto(session: AutoSession, say: (line: string) => void)
     session.interrupted.value = true;
     if (count === 1) say('stopping after this step: running cases finish and are kept; `git tune auto` carries on (Ctrl-C again to kill them)');
     else if (count === 2) killAll('SIGKILL');
-    else process.exit(130);
+    else process.exit(EXIT.interrupted);
   };
   process.on('SIGINT', handler);
   process.on('SIGTERM', handler);

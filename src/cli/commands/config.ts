@@ -2,13 +2,16 @@ import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import { usageError } from '../../errors.js';
 import { act, dryRunOpt, json, tuningOpt } from '../command.js';
 import { printJson, type CommandIO } from '../io.js';
+import { configPath } from '../../core/paths.js';
+import { configKeysHelp } from '../config-help.js';
 
 export function register(program: CommandUnknownOpts): void {
   const config = program
     .command('config')
     .description('print the settings with every default filled in; `config set <key> <value>` changes one')
     .addOption(json())
-    .addOption(tuningOpt());
+    .addOption(tuningOpt())
+    .addHelpText('after', configKeysHelp);
   act(config, show);
   act(
     config
@@ -16,15 +19,16 @@ export function register(program: CommandUnknownOpts): void {
       .description('change one setting with a commit (values are YAML: 10, true, null, ["node", "agent.js"])')
       .addOption(dryRunOpt())
       .addOption(json())
-      .addHelpText('after', `\nExamples:\n  git tune config set maxBatch 8\n  git tune config set runner.command 'node agent.js'\n  git tune config set budget.maxCostUsd 20`),
+      .addHelpText('after', `\nExamples:\n  git tune config set maxBatch 8\n  git tune config set runner.command 'node agent.js'\n  git tune config set budget.maxCostUsd 20`)
+      .addHelpText('after', configKeysHelp),
     set,
   );
 }
 
 async function show(io: CommandIO, opts: { json?: boolean; tuning?: string }): Promise<void> {
-  const [{ CONFIG_FILE }, { openTuning }, { stringify }] = await Promise.all([import('../../app/config-file.js'), import('../../app/tuning.js'), import('yaml')]);
+  const [{ openTuning }, { stringify }] = await Promise.all([import('../../app/tuning.js'), import('yaml')]);
   const tuning = await openTuning(io.cwd, opts.tuning);
-  if (!tuning.config) throw usageError('no-config', `${tuning.dir}/${CONFIG_FILE} is missing on the branch`, `git tune init ${tuning.name} --prose '<glob>'`);
+  if (!tuning.config) throw usageError('no-config', `${configPath(tuning.dir)} is missing on the branch`, `git tune init ${tuning.name} --prose '<glob>'`);
   if (opts.json) printJson(io, tuning.config);
   else io.out(stringify(tuning.config, { lineWidth: 0 }));
 }

@@ -1,6 +1,6 @@
 import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import type { DemoSummary } from '../../app/demo.js';
-import { TuneError } from '../../errors.js';
+import { EXIT, TuneError } from '../../errors.js';
 import { act, json } from '../command.js';
 import { printJson, table, type CommandIO } from '../io.js';
 import { autoOptions, autoView, interruptAuto, quietCli } from './auto.js';
@@ -72,7 +72,7 @@ async function run(io: CommandIO, dirArg: string | undefined, opts: { json?: boo
     const { identitySet } = await createDemoRepo(dir, io.env);
     if (identitySet) view.log(`no git identity is configured: set user.name "${DEMO_IDENTITY.name}" in ${dir}/.git/config`);
     const init = await quietCli(io, dir, view)(demoInitArgs(dir));
-    if (init.code !== 0) throw new TuneError('demo-init-failed', `git tune init failed in ${dir}: ${init.error ?? `exit ${init.code}`}`, { exitCode: 1 });
+    if (init.code !== EXIT.ok) throw new TuneError('demo-init-failed', `git tune init failed in ${dir}: ${init.error ?? `exit ${init.code}`}`, { exitCode: EXIT.unexpected });
     const result = await autoTuning(dir, options);
     summary = await summarizeDemo(dir, result, Math.round((io.clock().getTime() - started) / 1000));
     process.exitCode = result.exitCode;

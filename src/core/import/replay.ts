@@ -4,7 +4,8 @@ import { datasetRev } from '../../contracts/dataset.js';
 import type { BatchPlan, Selection } from '../../contracts/files.js';
 import { formatProblem } from '../../contracts/problems.js';
 import { countedRuns, foldHistory, halfRuns, type TuningState } from '../fold.js';
-import { batchLabel, tuningDir, type Half } from '../names.js';
+import { batchLabel, type Half } from '../names.js';
+import { batchPlanPath, configPath, datasetPath, RUN_FILES, runDir, runFilePath, selectionPath, tuningDir } from '../paths.js';
 import { formatStep, parseStep, type DifficultChange, type StepData } from '../steps.js';
 import { folderReader, type FolderInput } from './folder.js';
 import { caseResultsFile } from './results.js';
@@ -62,10 +63,6 @@ export interface ImportOptions {
   /** config.yaml's text for these values (the app's renderer: comments on every key). */
   renderConfig: (values: Record<string, unknown>) => string;
 }
-
-const CONFIG_FILE = 'config.yaml';
-const DATASET_FILE = 'dataset.jsonl';
-const SELECTION_FILE = 'selection.json';
 
 /** A fake but stable oid per planned step, so the plan can be folded before anything is written. */
 export function placeholderOid(index: number): string {
@@ -141,7 +138,7 @@ function replay(t: ReadTuning, warnings: string[]): { steps: PlannedStep[]; stat
   const shown = (rel: string) => `${input.shown}/${rel}`;
   const subject = (text: string) => `tune(${tuning}): ${text}`;
   const from = (rel: string) => `Imported from ${shown(rel)}.`;
-  const runPath = (run: RunPlan, rel: string) => `${dir}/runs/${run.name}/${rel}`;
+  const runPath = (run: RunPlan, rel: string) => `${runDir(dir, run.name)}/${rel}`;
   const copy = (run: RunPlan, rels: string[]): Array<[string, string]> =>
     rels.filter((rel) => run.files.includes(rel)).map((rel) => [runPath(run, rel), input.files.get(`${run.base}/${rel}`)!]);
   const add = (step: Omit<PlannedStep, 'difficult' | 'tags' | 'files'> & Partial<PlannedStep>) => {
@@ -160,14 +157,14 @@ function replay(t: ReadTuning, warnings: string[]): { steps: PlannedStep[]; stat
   add({
     data: { step: 'init', tuning }, subject: subject('init'),
     body: `Start tuning ${tuning}, imported from the folder ${input.shown}.`,
-    files: [[`${dir}/${CONFIG_FILE}`, t.configText]],
+    files: [[configPath(dir), t.configText]],
   });
   if (input.datasetFile === null) return { steps, state };
   add({
     data: { step: 'dataset', cases: cases.length, rev: datasetRev(cases) },
     subject: subject(`dataset of ${cases.length} cases in ${classes} class${classes === 1 ? '' : 'es'}`),
     body: from(input.datasetFile),
-    files: [[`${dir}/${DATASET_FILE}`, cases.map((c) => JSON.stringify(c)).join('\n') + (cases.length ? '\n' : '')]],
+    files: [[datasetPath(dir), cases.map((c) => JSON.stringify(c)).join('\n') + (cases.length ? '\n' : '')]],
   });
   if (selection === null) return { steps, state };
   const cut = selection.limit < selection.total ? ` (limit ${selection.limit} of ${selection.total})` : '';
@@ -175,7 +172,7 @@ function replay(t: ReadTuning, warnings: string[]): { steps: PlannedStep[]; stat
     data: { step: 'select', selected: selection.limit, total: selection.total },
     subject: subject(`select ${selection.limit} cases${cut}`),
     body: input.files.has('selection.json') ? `${from('selection.json')} The folder's order is kept.` : 'The folder has no selection.json: git tune select\'s order.',
-    files: [[`${dir}/${SELECTION_FILE}`, `${JSON.stringify(selection, null, 2)}\n`]],
+    files: [[selectionPath(dir), `${JSON.stringify(selection, null, 2)}\n`]],
   });
   const addDifficult = (batch: number) => {
     const changes = t.difficult.changes.get(batch);
@@ -245,8 +242,8 @@ function replay(t: ReadTuning, warnings: string[]): { steps: PlannedStep[]; stat
       subject: subject(`run ${run.name} (${count} cases${results.void ? ', VOID' : ''})`),
       body: from(`${run.base}/batch/batch.json`),
       files: [
-        ...copy(run, [...otherFiles, ...(run.verdict ? [] : ['findings.md'])]),
-        ...(resultsFile === null ? [] : [[runPath(run, 'results.json'), resultsFile] as [string, string]]),
+        ...copy(run, [...otherFiles, ...(run.verdict ? [] : [RUN_FILES.findings])]),
+        ...(resultsFile === null ? [] : [[runFilePath(dir, run.name, RUN_FILES.results), resultsFile] as [string, string]]),
       ],
       tags: [run.name],
     });
@@ -255,7 +252,7 @@ function replay(t: ReadTuning, warnings: string[]): { steps: PlannedStep[]; stat
       data: { step: 'grade', run: run.name, verdict: run.verdict, wrong: run.wrong, review: run.review },
       subject: subject(`grade ${run.name} ${run.verdict} (${run.wrong.length} wrong)`),
       body: from(`${run.base}/findings.md`),
-      files: copy(run, ['findings.md']),
+      files: copy(run, [RUN_FILES.findings]),
     });
     if (run.id.kind !== 'batch') return;
     addUnconfirmedRevert(run);
@@ -264,7 +261,7 @@ function replay(t: ReadTuning, warnings: string[]): { steps: PlannedStep[]; stat
         data: { step: 'edit', run: run.name, aims: run.changes.aims },
         subject: subject(`edit after ${run.name}`),
         body: `${from(`${run.base}/changes.md`)} The prose edits themselves were made in the project before the import.`,
-        files: copy(run, ['changes.md']),
+        files: copy(run, [RUN_FILES.changes]),
       });
     }
     if (run.verdict === 'PASSED') addHandRevert(run, run.id.batch, run.id.half);
@@ -277,7 +274,7 @@ function replay(t: ReadTuning, warnings: string[]): { steps: PlannedStep[]; stat
       data: { step: 'plan', batch: b, size: plan.size, kind: plan.kind, new: plan.new, recheck: plan.recheck },
       subject: subject(`plan batch ${b} (${plan.new.length} ${plan.kind} + ${plan.recheck.length} recheck)`),
       body: plan.why,
-      files: [[`${dir}/batches/${batchLabel(b)}.json`, `${JSON.stringify(plan, null, 2)}\n`]],
+      files: [[batchPlanPath(dir, b), `${JSON.stringify(plan, null, 2)}\n`]],
     });
     const list = batches.runs.get(b)!;
     const lastGraded = [...list].reverse().find((x) => x.verdict !== null) ?? null;

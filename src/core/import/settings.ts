@@ -1,4 +1,4 @@
-import { configSchema, withDefaults, type Config } from '../../contracts/config.js';
+import { CONFIG_TOP_KEYS, configSchema, initConfigValues, withDefaults, type Config } from '../../contracts/config.js';
 import { datasetRev } from '../../contracts/dataset.js';
 import type { Selection } from '../../contracts/files.js';
 import { describeValue, pathText } from '../../contracts/problems.js';
@@ -21,16 +21,6 @@ export interface InitFlags {
   editor?: { command: string[] };
 }
 
-/** The settings `git tune init` writes, which a config.json overrides key by key. */
-const INIT_VALUES: Record<string, unknown> = {
-  limit: null, minBatch: 3, maxBatch: 10, recheck: 3, seed: 1, maxRetries: 3, maxRuns: 4,
-  prose: [], memoryPolicy: [], runner: null, judge: null, editor: null,
-  budget: { maxCostUsd: null, maxTokens: null },
-};
-const CONFIG_TOP_KEYS = [
-  'limit', 'minBatch', 'maxBatch', 'recheck', 'concurrency', 'seed', 'maxRetries', 'maxRuns',
-  'prose', 'memoryPolicy', 'runner', 'judge', 'editor', 'memory', 'budget', 'targets',
-];
 /** The concurrency the folder method runs at when config.json names none (next.mjs). */
 export const FOLDER_CONCURRENCY = 16;
 
@@ -64,7 +54,7 @@ export interface ReadConfig {
 /** config.json → the values of config.yaml, over the defaults `git tune init` writes; init's flags win. */
 export function readConfig(r: FolderReader, flags: InitFlags): ReadConfig {
   const file = r.shown('config.json');
-  const values: Record<string, unknown> = structuredClone(INIT_VALUES);
+  const values = initConfigValues();
   const raw = r.json('config.json');
   if (!r.input.files.has('config.json')) r.warnings.push(`${file} is missing: the settings are git tune init's defaults`);
   else if (raw !== undefined && !isObject(raw)) {
@@ -94,7 +84,7 @@ export function readConfig(r: FolderReader, flags: InitFlags): ReadConfig {
       for (const part of issue.path) received = (received as Record<PropertyKey, unknown> | undefined)?.[part];
       r.problems.push({ file, field: pathText(issue.path) || undefined, message: issue.message, received: describeValue(received) });
     }
-    return { config: withDefaults(configSchema.parse(INIT_VALUES)), values, folderConcurrency };
+    return { config: withDefaults(configSchema.parse(initConfigValues())), values, folderConcurrency };
   }
   return { config: withDefaults(parsed.data), values, folderConcurrency };
 }
