@@ -16,7 +16,7 @@ import type { Tuning } from './tuning.js';
 import { undoOutside, worktreeBaseline } from './worktree-guard.js';
 
 /**
- * The configured editor (docs/design.md, contracts: Editor), run once on a
+ * The configured editor (README.md, Contracts: the editor), run once on a
  * graded run in the repository root: it edits prose in place and writes the
  * run's changes.md. It may change only the prose of its half (the prose and
  * memory-policy globs; in a with-memory half the memory-policy globs alone)

@@ -8,7 +8,7 @@ import { changedPaths, restoreFromHead } from '../git/status.js';
  * its contract gives it: a judge nothing of the repository (its verdict goes
  * to TUNE_OUTPUT, outside it), an editor the prose it may edit and the run's
  * changes.md. What else it changed is put back as it was before it ran, and
- * named, so the caller reports it (docs/design.md: contracts with the outside).
+ * named, so the caller reports it (README.md: Contracts).
  *
  * The baseline is what native git shows as changed (modified, added, deleted,
  * untracked; ignored files are not the repository's) with each such file's

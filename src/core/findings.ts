@@ -22,7 +22,7 @@ export function isJudgeOutput(j: JudgeFile[string] | undefined): j is JudgeOutpu
 /**
  * Right when every check passes and the judge (if any) says right. A case
  * whose judge failed even when called again is VOID for the judge: the run is
- * graded on the rest (docs/design.md: robust graders).
+ * graded on the rest (docs/grading.md: robust graders).
  */
 export function caseVerdict(result: CaseResult, judge: JudgeFile[string] | undefined): CaseVerdict {
   if (result.status === 'void') return 'VOID';

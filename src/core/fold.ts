@@ -306,7 +306,7 @@ function applyKeep(state: TuningState, keep: Keep, oid: string): void {
 
 /**
  * The edits that recording this grade of `run` leaves unconfirmed, oldest
- * first (docs/design.md, "Edits settle at grading"): those the run tried
+ * first (docs/grading.md, "Edits settle at grading"): those the run tried
  * and did not confirm (a first grade only: a regrade settles nothing again),
  * and those a closed half left untried (made between batches). A VOID grade
  * and the final check's settle none: the grade then reverts these, or keeps

@@ -1,7 +1,7 @@
 import { judgeOutputSchema, type JudgeOutput } from '../contracts/judge.js';
 
 /**
- * Robust graders (docs/design.md): what one call of the judge came to, and
+ * Robust graders (docs/grading.md): what one call of the judge came to, and
  * whether to call it again. A judge whose output does not parse is asked
  * once more, at once; a judge that fails for its own reasons (an exit code, a
  * timeout, no output, HTTP 429 or 5xx in what it printed) is retried up to 3

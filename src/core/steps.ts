@@ -44,7 +44,7 @@ export type StepData =
 /**
  * Unconfirmed edits a grade keeps on purpose (`git tune grade --keep <commit>
  * --why "…"`): who kept them (the grade's author) and why, so the history
- * says it (docs/design.md, "Edits settle at grading").
+ * says it (docs/grading.md, "Edits settle at grading").
  */
 export interface Keep {
   edits: string[];

@@ -4,7 +4,7 @@ import path from 'node:path';
 import git from 'isomorphic-git';
 import { compareAndSwapRef, readRefValue, withIndexLock, writeFileAtomic } from './lockfile.js';
 import type { Env } from './identity.js';
-import * as native from './native-commands.js';
+import { NativeCommands } from './native-commands.js';
 import type { CommitInfo, GitRepo, LogEntry, NewCommit, PushOptions, PushResult, RefEntry, TreeFile } from './types.js';
 import { buildTree, changedPaths, listFiles, treeOidAt, type TreeEntry, type TreeReader, type TreeWriter } from './trees.js';
 import { assertIndexSupported, removeEmptyDirs } from './worktree.js';
@@ -20,13 +20,15 @@ import { assertIndexSupported, removeEmptyDirs } from './worktree.js';
  * push, fetch, switch, status and config across scopes are delegated to
  * native git inside src/git (native-commands.ts), as on the native backend.
  */
-export class IsoGitRepo implements GitRepo {
+export class IsoGitRepo extends NativeCommands implements GitRepo {
   readonly backend = 'iso' as const;
   private readonly cache = {};
   /** Whether this process holds index.lock now (a step holds it across its checkout). */
   private indexHeld = false;
 
-  constructor(readonly dir: string, readonly gitdir: string) {}
+  constructor(readonly dir: string, readonly gitdir: string) {
+    super();
+  }
 
   /**
    * The file system isomorphic-git updates the index through: its index write
@@ -235,46 +237,5 @@ export class IsoGitRepo implements GitRepo {
       () => true,
       () => false,
     );
-  }
-
-  // Remotes, the working tree and config across scopes: native git on this backend too (see native-commands.ts).
-  gitPath(name: string, env: Env): Promise<string> {
-    return native.gitPath(this.dir, name, env);
-  }
-
-  configGet(key: string, env: Env): Promise<string | null> {
-    return native.configGet(this.dir, key, env);
-  }
-
-  stagedPaths(env: Env): Promise<string[]> {
-    return native.stagedPaths(this.dir, env);
-  }
-
-  readStaged(file: string, env: Env): Promise<string | null> {
-    return native.readStaged(this.dir, file, env);
-  }
-
-  uncommittedPaths(env: Env): Promise<string[]> {
-    return native.uncommittedPaths(this.dir, env);
-  }
-
-  push(remote: string, refspecs: readonly string[], opts: PushOptions): Promise<PushResult> {
-    return native.push(this.dir, remote, refspecs, opts);
-  }
-
-  fetch(remote: string, refspecs: readonly string[], env: Env): Promise<void> {
-    return native.fetch(this.dir, remote, refspecs, env);
-  }
-
-  fastForward(ref: string, env: Env): Promise<void> {
-    return native.fastForward(this.dir, ref, env);
-  }
-
-  switchBranch(branch: string, env: Env): Promise<void> {
-    return native.switchBranch(this.dir, branch, env);
-  }
-
-  detachHead(commit: string, env: Env): Promise<void> {
-    return native.detachHead(this.dir, commit, env);
   }
 }

@@ -79,3 +79,51 @@ export async function switchBranch(dir: string, branch: string, env: Env): Promi
 export async function detachHead(dir: string, commit: string, env: Env): Promise<void> {
   await runGit(['switch', '--quiet', '--detach', commit], dir, child(env));
 }
+
+/**
+ * The port's native calls as methods, for both backends to extend: one copy
+ * of the delegation, whichever backend serves the rest of GitRepo.
+ */
+export abstract class NativeCommands {
+  abstract readonly dir: string;
+
+  gitPath(name: string, env: Env): Promise<string> {
+    return gitPath(this.dir, name, env);
+  }
+
+  configGet(key: string, env: Env): Promise<string | null> {
+    return configGet(this.dir, key, env);
+  }
+
+  stagedPaths(env: Env): Promise<string[]> {
+    return stagedPaths(this.dir, env);
+  }
+
+  readStaged(file: string, env: Env): Promise<string | null> {
+    return readStaged(this.dir, file, env);
+  }
+
+  uncommittedPaths(env: Env): Promise<string[]> {
+    return uncommittedPaths(this.dir, env);
+  }
+
+  push(remote: string, refspecs: readonly string[], opts: PushOptions): Promise<PushResult> {
+    return push(this.dir, remote, refspecs, opts);
+  }
+
+  fetch(remote: string, refspecs: readonly string[], env: Env): Promise<void> {
+    return fetch(this.dir, remote, refspecs, env);
+  }
+
+  fastForward(ref: string, env: Env): Promise<void> {
+    return fastForward(this.dir, ref, env);
+  }
+
+  switchBranch(branch: string, env: Env): Promise<void> {
+    return switchBranch(this.dir, branch, env);
+  }
+
+  detachHead(commit: string, env: Env): Promise<void> {
+    return detachHead(this.dir, commit, env);
+  }
+}

@@ -9,7 +9,7 @@ import { singleQuoted } from '../core/argv.js';
 import { TuneError, EXIT, conflictError } from '../errors.js';
 import { readRefValue, withIndexLock, writeFileAtomic } from './lockfile.js';
 import type { Env } from './identity.js';
-import * as native from './native-commands.js';
+import { NativeCommands } from './native-commands.js';
 import type { CommitInfo, GitRepo, LogEntry, NewCommit, Person, PushOptions, PushResult, RefEntry, TreeFile } from './types.js';
 import { buildTree, changedPaths, listFiles, treeOidAt, type TreeEntry, type TreeReader, type TreeWriter } from './trees.js';
 import { assertIndexSupported, removeEmptyDirs } from './worktree.js';
@@ -344,14 +344,17 @@ class ObjectBatch {
   }
 }
 
-export class NativeGitRepo implements GitRepo {
+/** push, fetch, switch, status, staged files and config: shared with the iso backend (native-commands.ts). */
+export class NativeGitRepo extends NativeCommands implements GitRepo {
   readonly backend = 'native' as const;
   private catFile: GitPipe | null = null;
   private readonly trees = new Map<string, TreeEntry[]>();
   private readonly treeReader: TreeReader = { readCommit: (oid) => this.readCommit(oid), readTree: (oid) => this.readTree(oid) };
   private indexHeld = false;
 
-  constructor(readonly dir: string, readonly gitdir: string) {}
+  constructor(readonly dir: string, readonly gitdir: string) {
+    super();
+  }
 
   private get base(): string[] {
     // Our git children run in the working tree: a relative gitdir is resolved against ours first.
@@ -701,49 +704,6 @@ export class NativeGitRepo implements GitRepo {
       () => true,
       () => false,
     );
-  }
-
-  // Remotes, the working tree and config across scopes: shared with the iso backend (native-commands.ts),
-  // run in the caller's environment (the user's credentials, a hook's GIT_INDEX_FILE) rather than
-  // this class's own children's, so both backends give the same command lines, output and messages.
-  gitPath(name: string, env: Env): Promise<string> {
-    return native.gitPath(this.dir, name, env);
-  }
-
-  configGet(key: string, env: Env): Promise<string | null> {
-    return native.configGet(this.dir, key, env);
-  }
-
-  stagedPaths(env: Env): Promise<string[]> {
-    return native.stagedPaths(this.dir, env);
-  }
-
-  readStaged(file: string, env: Env): Promise<string | null> {
-    return native.readStaged(this.dir, file, env);
-  }
-
-  uncommittedPaths(env: Env): Promise<string[]> {
-    return native.uncommittedPaths(this.dir, env);
-  }
-
-  push(remote: string, refspecs: readonly string[], opts: PushOptions): Promise<PushResult> {
-    return native.push(this.dir, remote, refspecs, opts);
-  }
-
-  fetch(remote: string, refspecs: readonly string[], env: Env): Promise<void> {
-    return native.fetch(this.dir, remote, refspecs, env);
-  }
-
-  fastForward(ref: string, env: Env): Promise<void> {
-    return native.fastForward(this.dir, ref, env);
-  }
-
-  switchBranch(branch: string, env: Env): Promise<void> {
-    return native.switchBranch(this.dir, branch, env);
-  }
-
-  detachHead(commit: string, env: Env): Promise<void> {
-    return native.detachHead(this.dir, commit, env);
   }
 }
 

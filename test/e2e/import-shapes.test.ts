@@ -15,8 +15,7 @@ import { ROOT } from '../helpers/cli.js';
 import { TempRepo } from '../helpers/repo.js';
 
 /**
- * Each file shape the folder method's scripts write (docs/design.md,
- * "Import"), from a file in exactly that shape: what the import reads from
+ * Each file shape the folder method's scripts write (docs/import.md), from a file in exactly that shape: what the import reads from
  * it, and what `next` then says. Written by hand from the shapes next.mjs
  * and batch.mjs read, one concern per test.
  */

@@ -109,7 +109,7 @@ describe('the spine as native git sees it', () => {
       'tune(support-desk): plan batch 1 (3 new + 0 recheck)',
     ]);
     expect(rev).toMatch(/^[0-9a-f]{12}$/);
-    // Each step ends with the seal the fold checks (design.md: forged trailers).
+    // Each step ends with the seal the fold checks (docs/reliability.md: forged trailers).
     for (const c of log.slice(1)) expect(c.trailers).toMatch(/\nTune-Seal: v1 [0-9a-f]{16}$/);
     expect(log.slice(1).map((c) => c.trailers.replace(/\nTune-Seal: .*$/, ''))).toEqual([
       'Tune-Tuning: support-desk\nTune-Step: init',

@@ -16,7 +16,7 @@
  * a selection cut by `limit`, and the final check VERIFIED or not.
  *
  * The batch plan follows the growth and recheck rules as our docs state them
- * (docs/design.md, "Batches"); the test checks it against `batch.mjs` at every
+ * (the README's method; the plan step in docs/git-model.md); the test checks it against `batch.mjs` at every
  * state where a batch is due, so the folders stay ones the method can reach.
  */
 export interface FolderState {

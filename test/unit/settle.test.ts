@@ -7,7 +7,7 @@ import { passedRuleBreaks } from '../../src/core/rules.js';
 import { add, History, makeConfig, mem, nextInput, nomem } from '../helpers/history.js';
 
 /**
- * Edits settle at grading (docs/design.md, "Edits settle at grading"): the
+ * Edits settle at grading (docs/grading.md, "Edits settle at grading"): the
  * pure decision of which edits a grade reverts or keeps, the `kept` status
  * the fold gives, rule (b'), the final check's gate, and the final check's
  * re-run names.

@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import type { InstalledWorkflow } from '../../app/ci.js';
 import { DryRun } from '../../app/dry-run.js';
+import type { InitFlags } from '../../app/init.js';
 import { act, dryRunOpt, json } from '../command.js';
 import { printJson, type CommandIO } from '../io.js';
 import { renderNext } from './next.js';
@@ -27,17 +28,10 @@ export function register(program: CommandUnknownOpts): void {
   );
 }
 
-export interface InitOptions {
-  prose?: string[];
-  memoryPolicy?: string[];
-  runner?: string;
-  judge?: string;
-  editor?: string;
-  dataset?: string;
-  github?: boolean;
+/** init's flags (src/app/init.ts), and what only the command does with them: the hooks, --json. */
+export interface InitOptions extends InitFlags {
   /** `--no-hooks` sets it false: the git hooks are installed unless told not to. */
   hooks?: boolean;
-  agentSkill?: boolean;
   json?: boolean;
 }
 
