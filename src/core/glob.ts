@@ -10,10 +10,14 @@ import picomatch from 'picomatch';
  * user's whatever its name. A `[` with no closing `]` is a plain character.
  */
 const OPTIONS: picomatch.PicomatchOptions = { dot: true, posix: true };
+// picomatch's shortcuts for globs starting with `*` or `.` want a character after a dot in `*.*` and
+// `**/*.*` (`a.` missed), unlike the same glob in a folder (`x/*.*`) and unlike bash: those go through
+// its full parser. (Its other shortcut, for globs with no glob character, is right and stays.)
+const FULL_PARSE: picomatch.PicomatchOptions = { ...OPTIONS, fastpaths: false };
 
 /** One glob as a regular expression over a repository-relative path (a leading `!` negates it). */
 export function globToRegExp(glob: string): RegExp {
-  return picomatch.makeRe(glob, OPTIONS);
+  return picomatch.makeRe(glob, /^[*.]/.test(glob) ? FULL_PARSE : OPTIONS);
 }
 
 /** The tool's own directory (`.tune/<name>/`: config, notes, memory, reports). */

@@ -12,6 +12,15 @@ describe('globs for prose and memoryPolicy', () => {
     expect(matches('*.md', 'docs/README.md')).toBe(false);
   });
 
+  it('`*` may match nothing, at the top as in a folder (`*.*` takes `a.`, as bash does)', () => {
+    // picomatch's fast path for exactly `*.*` wanted a character after the dot; the property test below found it.
+    expect(matches('*.*', 'a.')).toBe(true);
+    expect(matches('x/*.*', 'x/a.')).toBe(true);
+    expect(matches('*.*', '.a')).toBe(true);
+    expect(matches('*.*', 'a')).toBe(false);
+    expect(matches('*', '.env')).toBe(true);
+  });
+
   it('`**/` matches any depth, none included', () => {
     expect(matches('agents/**/*.md', 'agents/prompt.md')).toBe(true);
     expect(matches('agents/**/*.md', 'agents/a/b/c.md')).toBe(true);
