@@ -24,8 +24,8 @@ import { RunStore, type StoredCase } from '../run/store.js';
 import { commitStep, targetOf } from './commit.js';
 import { nextFor } from './decide.js';
 import { requireOnBranch } from './guards.js';
-import { orRefuse, refuseIf } from './refuse.js';
 import { uncommittedProse } from './prose.js';
+import { orRefuse, refuseIf } from './refuse.js';
 import { loadTuning, openTuning, reloadTuning, type Tuning } from './tuning.js';
 
 /**
