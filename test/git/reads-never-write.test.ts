@@ -3,7 +3,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadTuning, startTuning } from '../../src/app/tuning.js';
 import { openRepo } from '../../src/git/open.js';
 import type { TempRepo } from '../helpers/repo.js';
-import { plainCase, plannedRepo, tuneAsync } from '../reliability/helpers.js';
+import { tuneAsync } from '../helpers/cli.js';
+import { plainCase, plannedRepo } from '../helpers/tuning.js';
 
 /**
  * Reading a tuning writes nothing: a step a killed command left half-applied
