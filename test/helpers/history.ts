@@ -195,3 +195,17 @@ export function nextInput(
     dir: `.tune/${history.tuning}`,
   };
 }
+
+/**
+ * Batch 1 planned on a, b, c; run 1 wrong on a and b; one edit aimed at a,
+ * one at b; run 2 started and finished, not graded: the history every
+ * grading rule is tried on (which edit the grade confirms, reverts or keeps).
+ */
+export function twoEditsTried(): { h: History; fixesA: string; fixesB: string } {
+  const h = new History().setup(3).plan(1, ['a', 'b', 'c']).ran(nomem(1, 1), 'NO CHANGE', ['a', 'b']);
+  const fixesA = h.edit(nomem(1, 1), ['a']);
+  const fixesB = h.edit(nomem(1, 1), ['b']);
+  h.start(nomem(1, 2));
+  h.finish(nomem(1, 2));
+  return { h, fixesA, fixesB };
+}

@@ -3,7 +3,7 @@ import type { TuningState } from '../../src/core/fold.js';
 import { decideGrade, gradeRun, gradeStep, keepOptionsRefusal, parseVerdictOption, type FindingsInput, type GradeDecision } from '../../src/core/grade.js';
 import { FINAL_RUN } from '../../src/core/names.js';
 import { isRefusal, type Refusal } from '../../src/core/refusal.js';
-import { add, History, nomem, TUNING } from '../helpers/history.js';
+import { add, History, nomem, TUNING, twoEditsTried as tried } from '../helpers/history.js';
 
 /**
  * `git tune grade`'s rules, pure: the run it grades, the options, whether
@@ -30,16 +30,6 @@ function decide(state: TuningState, run: string, text: string, keep: string[] = 
   const input: FindingsInput = { state, run: state.runs.get(run)!, file, text, keep, maxRuns: 3, maxRetries: 2 };
   return decideGrade(input);
 }
-/** Run 1 wrong on a and b, an edit aimed at each, run 2 finished and not graded. */
-function twoEditsTried() {
-  const h = planned().ran(nomem(1, 1), 'NO CHANGE', ['a', 'b']);
-  const fixesA = h.edit(nomem(1, 1), ['a']);
-  const fixesB = h.edit(nomem(1, 1), ['b']);
-  h.start(nomem(1, 2));
-  h.finish(nomem(1, 2));
-  return { state: h.fold(ABC), fixesA, fixesB };
-}
-
 describe('the run a grade grades', () => {
   it.each<[string, () => History, string | undefined, string, string]>([
     ['no run yet', () => planned(), undefined, 'no-run', 'no run to grade yet'],
@@ -114,7 +104,8 @@ describe('whether the findings can be recorded', () => {
 
 describe('what a grade settles', () => {
   it('reverts the edit its run did not confirm; keeps one named by --keep; refuses to keep a confirmed one', () => {
-    const { state, fixesA, fixesB } = twoEditsTried();
+    const { h, fixesA, fixesB } = tried();
+    const state = h.fold(ABC);
     const text = findings('PROGRESS', { a: 'right', b: 'wrong', c: 'right' });
     expect(decided(decide(state, nomem(1, 2), text)).settlement.revert.map((e) => e.oid)).toEqual([fixesB]);
     const kept = decided(decide(state, nomem(1, 2), text, [fixesB.slice(0, 7)])).settlement;
@@ -123,7 +114,8 @@ describe('what a grade settles', () => {
   });
 
   it('the grade step: verdict, wrong cases, what it replaces, and who kept what and why', () => {
-    const { state, fixesB } = twoEditsTried();
+    const { h, fixesB } = tried();
+    const state = h.fold(ABC);
     const run = state.runs.get(nomem(1, 2))!;
     const d = decided(decide(state, nomem(1, 2), findings('PROGRESS', { a: 'right', b: 'wrong', c: 'right' }), [fixesB.slice(0, 7)]));
     const keep = { edits: [fixesB], why: 'house style', by: 'Tune Tester <t@example.com>' };

@@ -4,7 +4,7 @@ import { editFate } from '../../src/core/edits.js';
 import { finalRunName, formatRunName, isFinalRun, parseRunName, parseTagName, tagRef } from '../../src/core/names.js';
 import { decideNext, unconfirmedEdits } from '../../src/core/next.js';
 import { passedRuleBreaks } from '../../src/core/rules.js';
-import { add, History, makeConfig, mem, nextInput, nomem } from '../helpers/history.js';
+import { add, History, makeConfig, mem, nextInput, nomem, twoEditsTried } from '../helpers/history.js';
 
 /**
  * Edits settle at grading (docs/grading.md, "Edits settle at grading"): the
@@ -18,16 +18,6 @@ const KEEP = { why: 'the tone rule is house style', by: 'Tune Tester <tester@exa
 const planned = () => new History().setup(3).plan(1, ABC);
 const settle = (state: TuningState, run: string, wrong: string[], verdict: Parameters<typeof settleAtGrade>[3], keep: string[] = []) =>
   settleAtGrade(state, state.runs.get(run)!, wrong, verdict, keep);
-
-/** Run 1 wrong on a and b; one edit aimed at a, one at b; run 2 started and finished, not graded. */
-function twoEditsTried() {
-  const h = planned().ran(nomem(1, 1), 'NO CHANGE', ['a', 'b']);
-  const fixesA = h.edit(nomem(1, 1), ['a']);
-  const fixesB = h.edit(nomem(1, 1), ['b']);
-  h.start(nomem(1, 2));
-  h.finish(nomem(1, 2));
-  return { h, fixesA, fixesB };
-}
 
 describe('which edits a grade reverts (pure)', () => {
   it('reverts the edit its run did not confirm and leaves the confirmed one', () => {
