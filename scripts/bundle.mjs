@@ -67,7 +67,12 @@ writeFileSync(cli, ascii.replaceAll(BUILD_ID_PLACEHOLDER, buildId));
 
 const entries = await build({
   ...common,
-  entryPoints: { 'git-tune': 'src/cli/bin.ts', 'openai-chat': 'src/run/presets/openai-chat.ts', 'claude-code': 'src/run/presets/claude-code.ts' },
+  entryPoints: {
+    'git-tune': 'src/cli/bin.ts',
+    // The presets' programs (src/run/presets/index.ts names them per role).
+    'runner-api': 'src/run/presets/runner-api.ts',
+    'runner-cli': 'src/run/presets/runner-cli.ts',
+  },
   format: 'esm',
   // The entry loads cli.cjs by path (never by import) and keys its code cache by cli.cjs's hash.
   define: { GIT_TUNE_PROGRAM_HASH: JSON.stringify(createHash('sha256').update(readFileSync(cli)).digest('hex')) },

@@ -48,7 +48,7 @@ export async function runEditor(tuning: Tuning, run: RunState, judge: JudgeFile,
   try {
     const proposalsFile = path.join(scratch, 'proposals.json');
     await fs.writeFile(proposalsFile, JSON.stringify(proposals, null, 2));
-    const command = resolveCommand(editor);
+    const command = resolveCommand(editor, 'editor', config);
     const outcome = await runProcess({
       command: command.command, shell: command.shell, cwd: root,
       env: {

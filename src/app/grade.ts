@@ -55,7 +55,7 @@ async function judgeFor(tuning: Tuning, run: RunState, results: CaseResult[], en
   const raw = new Map<string, string | null>();
   for (const r of results) raw.set(r.id, await readCaseLog(tuning.repo, tuning.name, run.name, r.id, 'result.json'));
   return judgeRun(tuning.repo.dir, config.judge, results.map((r) => cases.get(r.id)!).filter(Boolean), results, raw, {
-    env, concurrency: config.concurrency, run: run.name,
+    env, concurrency: config.concurrency, run: run.name, scope: config,
   });
 }
 

@@ -8,7 +8,7 @@ import type { CaseResult } from '../contracts/result.js';
 import { redactJson, secretsOf } from '../core/redact.js';
 import { runPool } from '../run/pool.js';
 import { readCapped, runProcess } from '../run/process.js';
-import { resolveCommand } from '../run/presets/index.js';
+import { resolveCommand, type PresetScope } from '../run/presets/index.js';
 import { makeScratch, removeScratch } from '../run/scratch.js';
 import type { Env } from '../git/identity.js';
 import { undoOutside, worktreeBaseline } from './worktree-guard.js';
@@ -25,6 +25,8 @@ export interface JudgeRunOptions {
   env: Env;
   concurrency: number;
   run: string;
+  /** The prose a judge preset may read. */
+  scope: PresetScope;
   /** Waits between retries; tests pass one that does not wait. */
   sleep?: (ms: number) => Promise<void>;
 }
@@ -43,7 +45,7 @@ export async function judgeRun(
   const scratch = await makeScratch('judge');
   const out: JudgeFile = {};
   const byId = new Map(results.map((r) => [r.id, r]));
-  const command = resolveCommand(judge);
+  const command = resolveCommand(judge, 'judge', opts.scope);
   const sleep = opts.sleep ?? realSleep;
   // Not a work tree native git can read (or git is busy): the judges run unguarded rather than not at all.
   const baseline = await worktreeBaseline(root, opts.env).catch(() => null);

@@ -118,7 +118,7 @@ type Target = Config['targets'][number];
 export async function preflightRun(tuning: Tuning, name: string, opts: { concurrency?: number; target?: string }): Promise<RunPreflight> {
   const config = tuning.config;
   if (!config?.runner) throw usageError('no-runner', 'no runner is configured', `git tune config set runner.command 'node agent.js'`);
-  resolveCommand(config.runner); // an unknown preset fails here, before anything is written
+  resolveCommand(config.runner, 'runner', config); // an unknown preset fails here, before anything is written
   const dirty = await uncommittedProse(tuning.repo, tuning.tip, [...config.prose, ...config.memoryPolicy]);
   if (dirty.length > 0) {
     throw usageError('prose-not-committed', `prose has uncommitted changes: ${dirty.join(', ')}; a run uses the prose exactly as committed`,
@@ -168,7 +168,7 @@ export async function runCasePool(tuning: Tuning, pool: CasePool, ctx: RunContex
     await runPool(pool.cases, concurrency, async (item) => {
       progress.started(item.id);
       const outcome = await runCase({
-        root: tuning.repo.dir, run: pool.name, runner: config.runner, target, memory,
+        root: tuning.repo.dir, run: pool.name, runner: config.runner, scope: config, target, memory,
         scratch, logDir: store.logDir, env: ctx.env, now: ctx.clock,
       }, item);
       progress.finished(outcome.result);
@@ -279,7 +279,7 @@ async function runDueLocked(opened: Tuning, opts: RunOptions, ctx: RunContext): 
   let tuning = await reloadTuning(opened); // read again under the lock
   requireOnBranch(tuning);
   if (!tuning.config?.runner) throw usageError('no-runner', 'no runner is configured', `git tune config set runner.command 'node agent.js'`);
-  resolveCommand(tuning.config.runner); // an unknown preset fails first, as before any other check
+  resolveCommand(tuning.config.runner, 'runner', tuning.config); // an unknown preset fails first, as before any other check
   const step = nextFor(tuning);
   const { name, resume } = dueRunOf(tuning, step, opts.final);
   if (await tuning.repo.resolveRef(tagRef(tuning.name, name))) {

@@ -7,7 +7,7 @@ import { runCheck } from '../core/checks.js';
 import { redactJson, redactText, secretsOf } from '../core/redact.js';
 import { diffMemory, snapshotMemory, summarizeWrites, writeMemory, type MemoryFile } from './memory.js';
 import { readCapped, runProcess } from './process.js';
-import { resolveCommand } from './presets/index.js';
+import { resolveCommand, type PresetScope } from './presets/index.js';
 
 /**
  * One case of a run, start to end: private dirs, the runner process, its
@@ -18,6 +18,8 @@ export interface CaseContext {
   root: string;
   run: string;
   runner: CommandSpec;
+  /** The prose a runner preset offers the model. */
+  scope: PresetScope;
   target: { name: string; env: Record<string, string> } | null;
   memory: readonly MemoryFile[];
   /** Private dirs for this case go under here (outside the repository). */
@@ -81,7 +83,7 @@ export async function runCase(ctx: CaseContext, item: Case): Promise<CaseOutcome
   const before = await snapshotMemory(memoryDir);
   const startedAt = ctx.now().toISOString();
 
-  const runner = resolveCommand(ctx.runner);
+  const runner = resolveCommand(ctx.runner, 'runner', ctx.scope);
   const env = {
     ...ctx.env,
     ...ctx.runner.env,

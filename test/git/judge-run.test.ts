@@ -44,7 +44,7 @@ const result = (id: string) => ({ id, status: 'ok', answer: id, right: null, usa
 async function judge(repo: TempRepo, plan: Record<string, string[]>, ids: string[], command = ['node', 'judge.cjs']) {
   const waits: number[] = [];
   const out = await judgeRun(repo.dir, { command, shell: false, timeoutSec: 20, env: {} } as never, ids.map(item), ids.map(result), new Map(), {
-    env: { ...process.env, ...repo.env, PLAN: JSON.stringify(plan) }, concurrency: 2, run: 'batch01-nomem-run1',
+    env: { ...process.env, ...repo.env, PLAN: JSON.stringify(plan) }, concurrency: 2, run: 'batch01-nomem-run1', scope: { prose: [], memoryPolicy: [] },
     sleep: async (ms) => { waits.push(ms); },
   });
   return { out, waits };
