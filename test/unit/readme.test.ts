@@ -111,14 +111,37 @@ describe('README.md: regenerated after every step kind', () => {
     expect(byKind.get('run-stop')).toBe('b2n');
   });
 
-  it('one node per batch half, batches ahead drawn by the growth rule', () => {
+  it('top-down, one subgraph per batch with its halves side by side, batches ahead drawn by the growth rule', () => {
     const planned = steps.find((s) => s.kind === 'plan')!.history;
+    const block = mermaidBlocks(readmeOf(planned))[0]!;
     const map = expectMapSound(readmeOf(planned));
+    expect(block.split('\n')[0]).toBe('flowchart TD');
     // 12 cases, minBatch 3, maxBatch 6: batch 1 (3) planned, then 6 (exact: the next plan), then ~3 left in a batch of ~6.
-    expect([...map.nodes.keys()].filter((id) => /^b\d+[nm]$/.test(id))).toEqual(['b1n', 'b1m', 'b2n', 'b2m', 'b3n', 'b3m']);
-    expect(map.nodes.get('b2n')).toBe('batch 2 · no memory<br/>6 new cases');
-    expect(map.nodes.get('b3n')).toBe('batch 3 · no memory<br/>~6 new cases if all goes smoothly');
+    expect([...map.subgraphs].map(([id, s]) => [id, s.title, s.direction, s.members])).toEqual([
+      ['B1', 'batch 1 · 3 new', 'LR', ['b1n', 'b1m']],
+      ['B2', 'batch 2 · 6 new, planned next', 'LR', ['b2n', 'b2m']],
+      ['B3', 'batch 3 · ~6 new if all goes smoothly', 'LR', ['b3n', 'b3m']],
+    ]);
+    expect(map.nodes.get('b2n')).toBe('no memory<br/>not run yet');
     expect(map.classes.get('b3n')).toBe('ahead');
+    // Batches are linked subgraph to subgraph (a node linked out of its subgraph would make mermaid drop LR).
+    expect(map.edges).toEqual(expect.arrayContaining([['start', 'B1'], ['B1', 'B2'], ['B2', 'B3'], ['B3', 'final'], ['final', 'done']]));
+    // The stores are cylinders.
+    expect(block).toContain('difficult[("difficult list<br/>0 open · 0 fixed · 0 stuck")]');
+    expect(block).toContain('memory[("last good memory<br/>empty")]');
+  });
+
+  it('a batch under way: runs so far, ✔/✘ and cases right on each half, the tokens memory saved, difficult cases added on the title', () => {
+    const map = expectMapSound(readmeOf(steps.find((s) => s.kind === 'difficult')!.history));
+    expect(map.subgraphs.get('B1')!.title).toBe('batch 1 · 3 new · 1 difficult added');
+    expect(map.nodes.get('b1n')).toBe('no memory<br/>✔ 2 runs · 3/3 right');
+    expect(map.nodes.get('b1m')).toBe('with memory<br/>✔ 2 runs · 3/3 right · −68% tokens');
+    expect(map.nodes.get('memory')).toBe('last good memory<br/>up to batch 1');
+    expect(map.edges).toContainEqual(['B1', 'memory']);
+    const graded = expectMapSound(readmeOf(steps.find((s) => s.kind === 'grade')!.history));
+    expect(graded.nodes.get('b1n')).toBe('no memory<br/>✘ NO CHANGE · 1 run · 2/3 right');
+    const running = expectMapSound(readmeOf(steps.find((s) => s.kind === 'run-start')!.history));
+    expect(running.nodes.get('b1n')).toBe('no memory<br/>▶ run 1 running');
   });
 
   it('the batches table: runs per half, cases right, llm calls and tokens without → with memory, saved twice, links', () => {
@@ -139,7 +162,7 @@ describe('README.md: regenerated after every step kind', () => {
     expect(items[items.length - 1]).toBe('- **1** started tuning demo');
   });
 
-  it('the final check: VERIFIED is the now node and the results say so', () => {
+  it('the final check VERIFIED: the tuning is at done, and the results say so', () => {
     const h = new History().setup(6).smoothBatch(1, ['c01', 'c02', 'c03']).smoothBatch(2, ['c04', 'c05', 'c06'], ['c01']);
     h.start('final-check');
     h.finish('final-check');
@@ -148,7 +171,9 @@ describe('README.md: regenerated after every step kind', () => {
     const next = decideNext({ state, config: CONFIG, selection: ids('c', 1, 6), complexity: () => 'medium', dir: '.tune/demo' });
     const readme = renderReadme({ state, commits: h.commits, config: CONFIG, selection: ids('c', 1, 6), next, summaries: new Map(), hand: 'ours' });
     const map = expectMapSound(readme);
-    expect(nowOf(map)).toBe('final');
+    // Past the final check there is nothing left to do: `now` is the done node at the end of the map.
+    expect(nowOf(map)).toBe('done');
+    expect(map.nodes.get('final')).toBe('final check<br/>all 6 selected cases at once<br/>VERIFIED');
     expect(readme).toContain('- final check: **VERIFIED**, 6 of 6 right');
     expect(scrub(readme)).toMatchSnapshot('final');
   });
