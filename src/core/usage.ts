@@ -192,20 +192,30 @@ export function renderUsage(input: UsageInput): string {
   return `${lines.join('\n')}\n`;
 }
 
+/**
+ * The most batches the chart draws: at GitHub's content width, 30 numbered
+ * categories still sit side by side; past that, the chart shows the latest
+ * ones and says so, and the table under it keeps every batch.
+ */
+export const CHART_BATCHES = 30;
+
 /** Tokens of each batch's representative runs: bars without memory, a line with memory. */
 function renderMemoryChart(state: TuningState): string[] {
   const rows = state.batches
     .map((b) => ({ batch: b.plan.batch, without: representativeRun(b.runs, 'nomem', true), with: representativeRun(b.runs, 'mem', true) }))
     .filter((r) => r.without || r.with);
   if (rows.length === 0) return [];
+  const drawn = rows.slice(-CHART_BATCHES);
+  const title = drawn.length < rows.length ? `Tokens per batch, batches ${drawn[0]!.batch}-${drawn[drawn.length - 1]!.batch}` : 'Tokens per batch';
   const out = [
     '', '## Tokens per batch, without vs with memory', '',
-    'The last finished run of each half that is not VOID (both halves run the same cases): bars without memory, line with memory.',
-    '', '```mermaid', 'xychart-beta', '  title "Tokens per batch"',
-    `  x-axis [${rows.map((r) => `"batch ${r.batch}"`).join(', ')}]`,
+    `The last finished run of each half that is not VOID (both halves run the same cases): bars without memory, line with memory.${drawn.length < rows.length ? ` The chart shows the latest ${CHART_BATCHES} batches; the table has them all.` : ''}`,
+    '', '```mermaid', 'xychart-beta', `  title "${title}"`,
+    // Numbers only, under one axis title: "batch 12" thirty times over would be drawn on top of each other.
+    `  x-axis "batch" [${drawn.map((r) => `"${r.batch}"`).join(', ')}]`,
     '  y-axis "tokens"',
-    `  bar [${rows.map((r) => r.without?.tokens ?? 0).join(', ')}]`,
-    `  line [${rows.map((r) => r.with?.tokens ?? 0).join(', ')}]`,
+    `  bar [${drawn.map((r) => r.without?.tokens ?? 0).join(', ')}]`,
+    `  line [${drawn.map((r) => r.with?.tokens ?? 0).join(', ')}]`,
     '```', '',
     '| batch | without memory | with memory | saving |', '| --- | ---: | ---: | ---: |',
   ];
