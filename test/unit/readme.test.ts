@@ -237,6 +237,25 @@ describe('USAGE.md', () => {
     expect(chart).toContain('line [2900]');
   });
 
+  it('the chart numbers its batches under one axis title and draws the latest 30; the table keeps them all', () => {
+    const chartOf = (batches: number) => {
+      const h = new History().setup(batches);
+      for (let n = 1; n <= batches; n++) h.smoothBatch(n, [`c${String(n).padStart(2, '0')}`]);
+      const usage = renderUsage({ state: h.fold(ids('c', 1, batches)), summaries: new Map() });
+      return { usage, chart: mermaidBlocks(usage)[0]! };
+    };
+    const thirty = chartOf(30);
+    expect(checkXyChart(thirty.chart)).toEqual([]);
+    expect(thirty.chart).toContain(`x-axis "batch" [${Array.from({ length: 30 }, (_, i) => `"${i + 1}"`).join(', ')}]`);
+    expect(thirty.chart).toContain('title "Tokens per batch"');
+    const more = chartOf(31);
+    expect(checkXyChart(more.chart)).toEqual([]);
+    expect(more.chart).toContain('title "Tokens per batch, batches 2-31"');
+    expect(more.chart).not.toContain('"1",');
+    expect(more.usage).toContain('The chart shows the latest 30 batches; the table has them all.');
+    expect(more.usage).toMatch(/^\| 1 \| 1,000 \| 1,000 \| −0% \|$/m);
+  });
+
   it('summarizes a results.json leniently: missing numbers count as 0, a non-list is none', () => {
     expect(summarizeResults('r', { not: 'a list' })).toBeNull();
     const s = summarizeResults('r', [
