@@ -179,6 +179,86 @@ describe('README.md: regenerated after every step kind', () => {
   });
 });
 
+describe('the map stays legible at any length: what is grouped, and when', () => {
+  /** `done` batches of one case each, passed and checkpointed, out of `selected`; batches ahead are of one case too. */
+  const mapOf = (done: number, selected: number) => {
+    const selection = ids('c', 1, selected);
+    const config = makeConfig({ minBatch: 1, maxBatch: 1 });
+    const h = new History().setup(selected);
+    for (let n = 1; n <= done; n++) h.smoothBatch(n, [selection[n - 1]!]);
+    const state = h.fold(selection);
+    const next = decideNext({ state, config, selection, complexity: () => 'medium', dir: '.tune/demo' });
+    const map = expectMapSound(renderReadme({ state, commits: h.commits, config, selection, next, summaries: new Map(), hand: 'ours' }));
+    return { map, subgraphs: [...map.subgraphs.keys()] };
+  };
+  const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `B${from + i}`);
+
+  it('up to 12 batches are drawn one subgraph each; the 13th groups the oldest finished batch', () => {
+    const twelve = mapOf(11, 12); // 11 done + the next one planned
+    expect(twelve.subgraphs).toEqual(range(1, 12));
+    expect(twelve.map.nodes.has('past')).toBe(false);
+    const thirteen = mapOf(12, 13);
+    expect(thirteen.subgraphs).toEqual(range(2, 13));
+    expect(thirteen.map.nodes.get('past')).toBe('batch 1: done<br/>1 new case<br/>runs: 1 no memory, 1 with<br/>all checkpointed · −0% tokens');
+    expect(thirteen.map.edges).toEqual(expect.arrayContaining([['start', 'past'], ['past', 'B2']]));
+  });
+
+  it('a long tuning: the finished batches but the latest become one node, with what they did', () => {
+    const { map, subgraphs } = mapOf(40, 41);
+    expect(subgraphs).toEqual(range(30, 41));
+    expect(map.nodes.get('past')).toBe('batches 1-29: done<br/>29 new cases<br/>runs: 29 no memory, 29 with<br/>all checkpointed · −0% tokens');
+    expect(map.edges).toContainEqual(['B40', 'memory']);
+    expect(nowOf(map)).toBe('b41n');
+  });
+
+  it('up to 3 batches ahead are drawn each; more become the next one and one node for the rest', () => {
+    const three = mapOf(2, 5);
+    expect(three.subgraphs).toEqual(range(1, 5));
+    expect(three.map.nodes.has('ahead')).toBe(false);
+    const four = mapOf(2, 6);
+    expect(four.subgraphs).toEqual(range(1, 3));
+    expect(four.map.nodes.get('ahead')).toBe('batches 4-6 planned<br/>sizes ~1 ×3 new<br/>if all goes smoothly');
+    expect(four.map.edges).toEqual(expect.arrayContaining([['B3', 'ahead'], ['ahead', 'final']]));
+    expect(four.map.classes.get('ahead')).toBe('ahead');
+  });
+
+  it('the last good memory is drawn from the group when its batch is in it; the difficult list feeds the next batch', () => {
+    const h = new History().setup(20);
+    const selection = ids('c', 1, 20);
+    for (let n = 1; n <= 13; n++) {
+      if (n < 13) h.smoothBatch(n, [selection[n - 1]!]);
+      else h.plan(13, [selection[12]!]).ran(nomem(13, 1), 'MIXED', [selection[12]!], { difficult: [add(selection[12]!, 'wrong')] });
+    }
+    const config = makeConfig({ minBatch: 1, maxBatch: 1 });
+    const state = h.fold(selection);
+    const next = decideNext({ state, config, selection, complexity: () => 'medium', dir: '.tune/demo' });
+    const map = expectMapSound(renderReadme({ state, commits: h.commits, config, selection, next, summaries: new Map(), hand: 'ours' }));
+    // 13 done or under way + 1 drawn ahead (8 ahead in all): batches 1-2 grouped.
+    expect([...map.subgraphs.keys()]).toEqual(range(3, 14));
+    expect(map.subgraphs.get('B13')!.title).toBe('batch 13 · 1 new · 1 difficult added');
+    expect(map.edges).toEqual(expect.arrayContaining([['B12', 'memory'], ['difficult', 'B14'], ['memory', 'final'], ['B14', 'ahead']]));
+    expect(map.nodes.get('difficult')).toBe('difficult list<br/>1 open · 0 fixed · 0 stuck');
+  });
+});
+
+describe('the mermaid checker (test/helpers/mermaid.ts) fails what mermaid would draw wrong', () => {
+  const problems = (body: string) => checkFlowchart(`flowchart TD\n${body}\n  classDef now fill:#fff\n  class a now`).problems;
+
+  it('passes a sound subgraph linked as a whole', () => {
+    expect(problems('  a["x"]\n  subgraph S["t"]\n    direction LR\n    b["y"]\n    c["z"]\n    b --> c\n  end\n  a --> S')).toEqual([]);
+  });
+
+  it('a node linked out of a subgraph with its own direction, an unclosed or empty subgraph, a keyword as id', () => {
+    expect(problems('  a["x"]\n  subgraph S["t"]\n    direction LR\n    b["y"]\n  end\n  a --> b')).toEqual([
+      'edge a → b links node b out of subgraph S, whose direction mermaid would then drop',
+    ]);
+    expect(problems('  a["x"]\n  subgraph S["t"]\n    b["y"]')).toEqual(['subgraph S is never closed']);
+    expect(problems('  a["x"]\n  subgraph S["t"]\n  end')).toEqual(['subgraph S is empty']);
+    expect(problems('  a["x"]\n  end["y"]')).toEqual(['id end is a mermaid keyword']);
+    expect(problems('  a["x"]\n  subgraph a["t"]\n    b["y"]\n  end')).toEqual(['subgraph a is defined twice or is also a node']);
+  });
+});
+
 describe('the hand-written part', () => {
   it('survives regeneration, byte for byte, and is no longer the placeholder', () => {
     const h = story()[4]!.history;
