@@ -24,9 +24,10 @@ const MIN_TEXT_PX = 10;
  * A tuning `batches` batches in, made as the product records it: sizes by
  * the growth rule's usual course (3, 6, then 10), every fifth batch needing a
  * second no-memory run and adding a difficult case (fixed a batch later),
- * the last batch part-way (its with-memory run started).
+ * the last batch part-way (its with-memory run started, or with `endMixed`
+ * its first run graded MIXED and an edit made).
  */
-function tuning(batches: number, selected: number) {
+function tuning(batches: number, selected: number, opts: { endMixed?: boolean } = {}) {
   const selection = ids('c', 1, selected);
   let difficult: string | null = null;
   const h = new History().setup(selected);
@@ -38,6 +39,12 @@ function tuning(batches: number, selected: number) {
     used += size;
     const rough = n % 5 === 0;
     h.plan(n, fresh, recheck);
+    if (opts.endMixed && n === batches) {
+      // Stopped where a batch often is: its first run graded MIXED, a case added to the difficult list, an edit made.
+      h.ran(nomem(n, 1), 'MIXED', [fresh[0]!, fresh[1]!], { tokens: 15_000, difficult: [add(fresh[0]!, 'wrong')] });
+      h.edit(nomem(n, 1), [fresh[0]!]);
+      break;
+    }
     let passed = nomem(n, 1);
     if (rough) {
       h.ran(nomem(n, 1), 'MIXED', [fresh[0]!], { tokens: 14_000 + 90 * n, difficult: [add(fresh[0]!, 'wrong')] });
@@ -80,7 +87,7 @@ describe('the map and the chart, rendered by mermaid in headless Chromium at 900
     console.log(`${what}: ${r.naturalWidth.toFixed(0)} px wide drawn at ${r.width.toFixed(0)} × ${r.height.toFixed(0)} px; ${r.lines.length} lines of text, the smallest ${smallest.toFixed(1)} px high`);
 
   it('a tuning 3 batches in: every batch a subgraph, the batches ahead each drawn', async () => {
-    const { map, chart } = tuning(3, 40);
+    const { map, chart } = tuning(3, 40, { endMixed: true });
     const check = checkFlowchart(map);
     expect(check.problems).toEqual([]);
     expect([...check.subgraphs.keys()].slice(0, 3)).toEqual(['B1', 'B2', 'B3']);
