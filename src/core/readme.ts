@@ -1,7 +1,7 @@
 import type { Config } from '../contracts/config.js';
 import type { BatchPlan } from '../contracts/files.js';
 import { viewDifficult } from './difficult.js';
-import { batchCases, batchNumbered, countedRuns, isVoidRun, rightCases, type BatchState, type EditState, type HistoryCommit, type RunState, type TuningState } from './fold.js';
+import { batchCases, countedRuns, isVoidRun, rightCases, type BatchState, type EditState, type HistoryCommit, type RunState, type TuningState } from './fold.js';
 import { editFate } from './edits.js';
 import type { Half } from './names.js';
 import type { NextStep } from './next.js';
