@@ -11,23 +11,28 @@ export function configValue(key: string, text: string): unknown {
   const parsed = parseCliValue(text);
   if (/^(runner|judge|editor)\.command$|^memory\.merge$/.test(key) && typeof parsed === 'string') return splitArgs(parsed);
   if ((key === 'prose' || key === 'memoryPolicy') && typeof parsed === 'string') return [parsed];
+  if (/^(runner|editor)\.options\.args$/.test(key) && typeof parsed === 'string') return splitArgs(parsed);
   return parsed;
 }
 
-/** `git tune config set <key> <value>`: one setting changed with a commit; null when it already had that value. */
-export async function setConfig(tuning: Tuning, key: string, value: unknown, ctx: WriteContext): Promise<{ commit: string | null; config: Config }> {
+/**
+ * `git tune config set <key> <value>`: one setting changed with a commit; null
+ * when it already had that value. `dropped`: a role's `command` or `preset`
+ * the new value replaces (a role runs one of them).
+ */
+export async function setConfig(tuning: Tuning, key: string, value: unknown, ctx: WriteContext): Promise<{ commit: string | null; config: Config; dropped: string[] }> {
   requireOnBranch(tuning);
   const file = configPath(tuning.dir);
-  const { text, config } = setConfigValue(tuning.configText ?? '', key, value, file);
-  if (text === tuning.configText) return { commit: null, config };
+  const { text, config, dropped } = setConfigValue(tuning.configText ?? '', key, value, file);
+  if (text === tuning.configText) return { commit: null, config, dropped };
   const commit = await commitStep(
     targetOf(tuning),
     {
       step: { step: 'config', tuning: tuning.name, keys: [key], difficult: [] },
-      subject: `tune(${tuning.name}): config ${key} = ${JSON.stringify(value)}`,
+      subject: `tune(${tuning.name}): config ${key} = ${JSON.stringify(value)}${dropped.length ? ` (drops ${dropped.join(', ')})` : ''}`,
       changes: new Map([[file, { content: text }]]),
     },
     ctx,
   );
-  return { commit, config };
+  return { commit, config, dropped };
 }

@@ -19,7 +19,7 @@ export function register(program: CommandUnknownOpts): void {
       .description('change one setting with a commit (values are YAML: 10, true, null, ["node", "agent.js"])')
       .addOption(dryRunOpt())
       .addOption(json())
-      .addHelpText('after', `\nExamples:\n  git tune config set maxBatch 8\n  git tune config set runner.command 'node agent.js'\n  git tune config set budget.maxCostUsd 20`)
+      .addHelpText('after', `\nExamples:\n  git tune config set maxBatch 8\n  git tune config set runner.command 'node agent.js'\n  git tune config set budget.maxCostUsd 20\n  git tune config set judge '{preset: openai-chat, options: {model: gpt-4o-mini}}'\n  git tune config set runner.options.model gpt-4o   # any option of a preset (docs/presets.md)`)
       .addHelpText('after', configKeysHelp),
     set,
   );
@@ -37,11 +37,11 @@ async function set(io: CommandIO, key: string, text: string, opts: { json?: bool
   const [{ configValue, setConfig }, { openTuning }] = await Promise.all([import('../../app/config-set.js'), import('../../app/tuning.js')]);
   const tuning = await openTuning(io.cwd, opts.tuning);
   const value = configValue(key, text);
-  const { commit, config } = await setConfig(tuning, key, value, io);
+  const { commit, config, dropped } = await setConfig(tuning, key, value, io);
   if (commit === null) {
     io.err(`${key} is already ${JSON.stringify(value)}: nothing to commit`);
     return;
   }
-  if (opts.json) printJson(io, { key, value, commit, config });
-  else io.out(`${key} = ${JSON.stringify(value)}`);
+  if (opts.json) printJson(io, { key, value, commit, config, dropped });
+  else io.out(`${key} = ${JSON.stringify(value)}${dropped.length ? ` (dropped ${dropped.join(', ')}: a ${key.split('.')[0]} runs its command or a preset, not both)` : ''}`);
 }
