@@ -187,7 +187,7 @@ export { missingConfig } from './values.js';
  * be left out), for editors that validate YAML. `npm run schema` writes it to
  * schema/config.schema.json; a test fails when that file is not what this
  * returns. The schema's refinements (maxBatch at least minBatch; `command` or
- * `preset`) are checked by git-tune only.
+ * `preset`, not both; a preset's options) are checked by git-tune only.
  */
 export function configJsonSchema(): string {
   const { $schema, ...rest } = z.toJSONSchema(configSchema, { io: 'input' }) as Record<string, unknown>;
