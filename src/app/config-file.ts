@@ -129,7 +129,8 @@ const OPEN_KEY = /^(runner|judge|editor)\.(options|env)\.[^.]+(\.[^.]+)*$/;
 /**
  * Sets `key` (dotted) in the config text, keeping its comments; validates the
  * result. A role runs either its `command` or a `preset`: setting one drops
- * the other (and a preset's `options` go with it), named in `dropped`.
+ * the other (and a preset's `options` go with it, as they do when an API
+ * preset gives way to an agent CLI's or back), named in `dropped`.
  */
 export function setConfigValue(text: string, key: string, value: unknown, file: string): { text: string; config: Config; dropped: string[] } {
   if (!(CONFIG_KEYS as readonly string[]).includes(key) && !OPEN_KEY.test(key)) {
@@ -150,6 +151,9 @@ export function setConfigValue(text: string, key: string, value: unknown, file: 
   const [role, field] = path;
   if (path.length === 2 && (role === 'runner' || role === 'judge' || role === 'editor') && value !== null && value !== undefined) {
     const others = field === 'preset' ? ['command'] : field === 'command' ? ['preset', 'options'] : [];
+    // An API preset's options (model, …) mean nothing to an agent CLI's and back: they go with the old preset.
+    const old = doc.getIn([role, 'preset']);
+    if (field === 'preset' && typeof old === 'string' && typeof value === 'string' && isApiPreset(old) !== isApiPreset(value)) others.push('options');
     for (const other of others) {
       if (doc.hasIn([role, other])) {
         doc.deleteIn([role, other]);

@@ -137,9 +137,16 @@ describe('init --preset', () => {
     expect(readFileSync(repo.path('.tune/desk/config.yaml'), 'utf8')).not.toMatch(/[&*]a\d/); // no YAML anchors
     const tuning = await openTuning(repo.dir);
     expect(tuning.config!.editor).toMatchObject({ preset: 'anthropic' });
-    const { dropped } = await setConfig(tuning, 'editor.preset', 'claude-code', ctx(repo)).catch((e) => ({ dropped: [String(e)] }));
-    // claude-code takes no `model` option: the editor's options must change with it.
-    expect(dropped[0]).toContain('is not a valid config');
+    // An agent CLI's preset takes no `model`: the API preset's options go with it, and the commit says so.
+    const { dropped, config, commit } = await setConfig(tuning, 'editor.preset', 'claude-code', ctx(repo));
+    expect(dropped).toEqual(['editor.options']);
+    expect(config.editor).toMatchObject({ preset: 'claude-code' });
+    expect(config.editor!.options).toBeUndefined();
+    expect(repo.git('log', '-1', '--format=%s', commit!).trim()).toBe('tune(desk): config editor.preset = "claude-code" (drops editor.options)');
+    // Between the two API presets the options stay (the same schema).
+    const again = await setConfig(await openTuning(repo.dir), 'judge.preset', 'openai-chat', ctx(repo));
+    expect(again.dropped).toEqual([]);
+    expect(again.config.judge).toMatchObject({ preset: 'openai-chat', options: { model: 'claude-sonnet-4-5' } });
   });
 
   it('refuses --preset without --model, an unknown provider, and --model alone, writing nothing', async () => {
