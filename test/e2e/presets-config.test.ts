@@ -38,6 +38,18 @@ describe('presets from the command line', () => {
     const model = repo.tune(['config', 'set', 'judge.options.model', 'gpt-4o']);
     expect(model.code).toBe(0);
     expect(repo.tuneJson(['config']).judge.options).toEqual({ model: 'gpt-4o' });
+    // A preset and its model in one commit; from an API preset to an agent CLI's the old options go.
+    const alone = repo.tune(['config', 'set', 'runner.preset', 'anthropic', 'runner.options.model']);
+    expect(alone.code).toBe(2);
+    expect(alone.stderr).toContain('`runner.options.model` has no value');
+    const pair = repo.tune(['config', 'set', 'runner.preset', 'anthropic', 'runner.options.model', 'claude-haiku-4-5']);
+    expect(pair.code, pair.stderr).toBe(0);
+    expect(pair.stdout.trim()).toBe('runner.preset = "anthropic", runner.options.model = "claude-haiku-4-5"');
+    expect(repo.git('log', '-1', '--format=%(trailers:key=Tune-Keys,valueonly)').trim()).toBe('runner.preset,runner.options.model');
+    const cli = repo.tune(['config', 'set', 'editor.preset', 'claude-code']);
+    expect(cli.code, cli.stderr).toBe(0);
+    expect(cli.stdout).toContain('(dropped editor.options');
+    expect(repo.tuneJson(['config']).editor).toMatchObject({ preset: 'claude-code' });
     const printed = repo.tune(['config']).stdout;
     expect(printed).toMatch(/judge:\n(?: {2}.*\n)*? {2}preset: openai-chat\n {2}options:\n {4}model: gpt-4o\n/);
     repo.fsck();

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseConfig, renderConfig, setConfigValue } from '../../src/app/config-file.js';
+import { parseConfig, renderConfig, setConfigValue, setConfigValues } from '../../src/app/config-file.js';
 import { configValue, setConfig } from '../../src/app/config-set.js';
 import { initTuning } from '../../src/app/init.js';
 import { openTuning } from '../../src/app/tuning.js';
@@ -106,10 +106,15 @@ describe('config set with presets', () => {
     const err = refusal(() => setConfigValue(withCommand, 'judge.preset', 'openai-chat', FILE));
     expect(err.code).toBe('bad-config');
     expect(err.message).toBe('judge.preset openai-chat needs a model too (options.model)');
-    expect(err.hint).toBe("git tune config set judge '{preset: openai-chat, options: {model: gpt-4o-mini}}'");
-    // The hint works as given.
-    const set = setConfigValue(withCommand, 'judge', configValue('judge', '{preset: openai-chat, options: {model: gpt-4o-mini}}'), FILE);
+    expect(err.hint).toBe('git tune config set judge.preset openai-chat judge.options.model gpt-4o-mini');
+    // The hint works as given: both keys at once.
+    const set = setConfigValues(withCommand, [['judge.preset', 'openai-chat'], ['judge.options.model', 'gpt-4o-mini']], FILE);
     expect(set.config.judge).toMatchObject({ preset: 'openai-chat', options: { model: 'gpt-4o-mini' } });
+    const anthropic = refusal(() => setConfigValues(withCommand, [['runner.preset', 'anthropic'], ['runner.options.temperature', 0]], FILE));
+    expect(anthropic.hint).toBe('git tune config set runner.preset anthropic runner.options.model claude-sonnet-4-5');
+    // The whole role as one value works too.
+    const whole = setConfigValue(withCommand, 'judge', configValue('judge', '{preset: openai-chat, options: {model: gpt-4o-mini}}'), FILE);
+    expect(whole.config.judge).toEqual(set.config.judge);
   });
 
   it('keys outside options and env stay refused with a suggestion', () => {
