@@ -45,8 +45,9 @@ export function commandSpec(flag: string, line: string | undefined) {
   return { command };
 }
 
-/** `--preset` names the provider; each role's preset of that provider. */
+/** `--preset` names the provider; each role's preset of that provider (the preset's own name is taken too). */
 export const INIT_PRESETS: Record<string, ApiPreset> = { openai: 'openai-chat', anthropic: 'anthropic' };
+const PRESET_ALIASES: Record<string, ApiPreset> = { 'openai-chat': 'openai-chat' };
 
 const INIT_PRESET_EXAMPLE = "git tune init desk --prose 'prompts/*.md' --preset openai --model gpt-4o-mini";
 
@@ -59,7 +60,7 @@ export function presetSpec(flags: Pick<InitFlags, 'preset' | 'model'>): { preset
     if (flags.model !== undefined) throw usageError('bad-options', '--model goes with --preset: it names the model the preset talks to', INIT_PRESET_EXAMPLE);
     return null;
   }
-  const preset = INIT_PRESETS[flags.preset];
+  const preset = Object.hasOwn(INIT_PRESETS, flags.preset) ? INIT_PRESETS[flags.preset] : PRESET_ALIASES[flags.preset];
   if (!preset) {
     throw usageError('unknown-preset', `--preset ${flags.preset}: not a provider (--preset takes ${Object.keys(INIT_PRESETS).join(' or ')})`, INIT_PRESET_EXAMPLE);
   }

@@ -169,5 +169,8 @@ describe('init --preset', () => {
       expect(err?.hint).toMatch(/^git tune init desk --prose 'prompts\/\*\.md' --preset (openai|anthropic) --model \S+$/);
     }
     expect(repo.git('branch', '--list').trim()).toBe('* main');
+    // The preset's own name serves as well as the provider's.
+    await initTuning(repo.dir, 'desk', { prose: ['prompts/*.md'], preset: 'openai-chat', model: 'gpt-4o-mini' }, ctx(repo));
+    expect((await openTuning(repo.dir)).config!.runner).toMatchObject({ preset: 'openai-chat', options: { model: 'gpt-4o-mini' } });
   });
 });

@@ -8,7 +8,7 @@ import { configKeysHelp } from '../config-help.js';
 export function register(program: CommandUnknownOpts): void {
   const config = program
     .command('config')
-    .description('print the settings with every default filled in; `config set <key> <value>` changes one')
+    .description('print the settings with every default filled in; `config set <key> <value> [<key> <value>...]` changes them')
     .addOption(json())
     .addOption(tuningOpt())
     .addHelpText('after', configKeysHelp);
