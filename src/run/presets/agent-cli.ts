@@ -75,6 +75,17 @@ function inside(dir: string, p: unknown): boolean {
   return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
 }
 
+/** Whether a shell command names the memory folder (itself or a path in it, not a sibling that starts alike). */
+function namesFolder(command: string, dir: string): boolean {
+  let at = command.indexOf(dir);
+  while (at !== -1) {
+    const next = command[at + dir.length];
+    if (next === undefined || next === '/' || /[\s'"`;|&)]/.test(next)) return true;
+    at = command.indexOf(dir, at + 1);
+  }
+  return false;
+}
+
 /** Claude Code's file tools and the input keys that name what they read. */
 const CLAUDE_READ_TOOLS: Record<string, string[]> = { Read: ['file_path'], Glob: ['path', 'pattern'], Grep: ['path'], LS: ['path'] };
 
@@ -109,7 +120,7 @@ export function readClaude(events: ReadonlyArray<Record<string, unknown>>, memor
       if (!memoryDir) continue;
       const keys = CLAUDE_READ_TOOLS[name];
       if (keys && keys.some((k) => inside(memoryDir, input[k]))) memoryReads++;
-      else if (name === 'Bash' && typeof input.command === 'string' && input.command.includes(memoryDir)) memoryReads++;
+      else if (name === 'Bash' && typeof input.command === 'string' && namesFolder(input.command, memoryDir)) memoryReads++;
     }
   }
   const u = obj(result.usage);
@@ -191,7 +202,7 @@ export function readCodex(events: ReadonlyArray<Record<string, unknown>>, memory
       if (item.type === 'agent_message' && typeof item.text === 'string') answer = item.text;
       if (typeof item.type === 'string' && CODEX_TOOL_ITEMS.has(item.type)) {
         toolCalls++;
-        if (memoryDir && item.type === 'command_execution' && typeof item.command === 'string' && item.command.includes(memoryDir)) memoryReads++;
+        if (memoryDir && item.type === 'command_execution' && typeof item.command === 'string' && namesFolder(item.command, memoryDir)) memoryReads++;
       }
     } else if (event.type === 'turn.completed') {
       turns++;
