@@ -29,7 +29,7 @@ for (const name of ['claude', 'codex']) {
 
 let n = 0;
 /** One case run by the runner preset, as git-tune runs it: the result file, the CLI's arguments, the memory folder after. */
-function runCase(preset: 'claude-code' | 'codex', options: Record<string, unknown>, env: Record<string, string> = {}, memoryFiles: Record<string, string> = {}) {
+function runCase(preset: 'claude-code' | 'codex', options: Record<string, unknown>, env: Record<string, string> = {}, memoryFiles: Record<string, string> = {}, input = 'where is my refund?') {
   const dir = path.join(tmp, `case-${++n}`);
   const root = path.join(dir, 'root');
   const memory = path.join(dir, 'memory');
@@ -37,7 +37,7 @@ function runCase(preset: 'claude-code' | 'codex', options: Record<string, unknow
   mkdirSync(memory);
   writeFileSync(path.join(root, 'agents/prompt.md'), 'Answer politely.\n');
   for (const [f, text] of Object.entries(memoryFiles)) writeFileSync(path.join(memory, f), text);
-  writeFileSync(path.join(dir, 'case.json'), JSON.stringify({ id: 'a', input: 'where is my refund?' }));
+  writeFileSync(path.join(dir, 'case.json'), JSON.stringify({ id: 'a', input }));
   const argsFile = path.join(dir, 'args.jsonl');
   const r = spawnSync(process.execPath, [path.join(ROOT, 'dist/bin/runner-cli.js')], {
     cwd: root, encoding: 'utf8',
@@ -88,6 +88,16 @@ describe('runner presets claude-code and codex', () => {
     expect(text.sandboxDown).toBeUndefined();
     expect(runCase('claude-code', {}, { FAKE_MODE: 'error' }).result.error).toBe('Credit balance is too low');
     expect(runCase('codex', {}, { FAKE_MODE: 'error' }).result.error).toBe('stream disconnected before completion');
+  });
+
+  it('an input too long for one argument (Linux: 128 KiB) goes on the CLI\'s stdin', () => {
+    const long = `${'context line\n'.repeat(12_000)}so where is my refund?`;
+    const claude = runCase('claude-code', {}, {}, {}, long);
+    expect(claude.result.answer).toBe('so where is my refund? Answer politely.');
+    expect(claude.args.slice(0, 2)).toEqual(['-p', '--output-format']);
+    const codex = runCase('codex', {}, {}, {}, long);
+    expect(codex.result.answer).toBe('so where is my refund? Answer politely.');
+    expect(codex.args.at(-1)).toBe('-');
   });
 });
 

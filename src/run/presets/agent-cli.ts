@@ -33,9 +33,26 @@ export interface CliRun {
 
 export const defaultBin = (cli: AgentCli) => (cli === 'claude-code' ? 'claude' : 'codex');
 
+/** A CLI's arguments, and the prompt on its stdin when it is too long for one argument. */
+export interface CliCall {
+  args: string[];
+  stdin?: string;
+}
+
+/**
+ * Linux refuses one argument over 128 KiB (E2BIG, which would read as "the
+ * CLI could not start"): a longer prompt goes on stdin, which both CLIs read
+ * (claude -p without a prompt argument; codex exec with `-`).
+ */
+const PROMPT_ARG_MAX = 100_000;
+export const onStdin = (prompt: string) => Buffer.byteLength(prompt) > PROMPT_ARG_MAX;
+
 /** The CLI run to its end; `spawnError` when it could not start at all (not installed, not executable). */
-export function runCli(bin: string, args: readonly string[], cwd: string): { stdout: string; stderr: string; status: number | null; spawnError?: string } {
-  const child = spawnSync(bin, args, { cwd, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, stdio: ['ignore', 'pipe', 'pipe'] });
+export function runCli(bin: string, call: CliCall, cwd: string): { stdout: string; stderr: string; status: number | null; spawnError?: string } {
+  const child = spawnSync(bin, call.args, {
+    cwd, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024,
+    ...(call.stdin !== undefined ? { input: call.stdin, stdio: ['pipe', 'pipe', 'pipe'] } : { stdio: ['ignore', 'pipe', 'pipe'] }),
+  });
   if (child.error) return { stdout: '', stderr: '', status: null, spawnError: child.error.message };
   return { stdout: child.stdout, stderr: child.stderr, status: child.status };
 }
@@ -239,7 +256,7 @@ export function memoryNote(memoryDir: string): string {
 }
 
 /** The runner's CLI arguments for one case (the memory contract: runner-cli.ts). */
-export function runnerArgs(cli: AgentCli, input: string, memoryDir: string | null, args: readonly string[]): string[] {
+export function runnerArgs(cli: AgentCli, input: string, memoryDir: string | null, args: readonly string[]): CliCall {
   if (cli === 'claude-code') {
     const memory = memoryDir
       ? ['--add-dir', memoryDir, '--append-system-prompt', memoryNote(memoryDir),
@@ -247,10 +264,15 @@ export function runnerArgs(cli: AgentCli, input: string, memoryDir: string | nul
         '--allowedTools', ['Read', 'Glob', 'Grep', 'LS', `Edit(/${memoryDir}/**)`, `Write(/${memoryDir}/**)`].join(',')]
       : [];
     // stream-json (which needs --verbose with -p) shows each tool call; the last line is the same result json prints.
-    return ['-p', input, '--output-format', 'stream-json', '--verbose', ...memory, ...args];
+    const big = onStdin(input);
+    return { args: ['-p', ...(big ? [] : [input]), '--output-format', 'stream-json', '--verbose', ...memory, ...args], ...(big ? { stdin: input } : {}) };
   }
   const prompt = memoryDir ? `${memoryNote(memoryDir)}\n\n${input}` : input;
-  return ['exec', '--json', '--skip-git-repo-check', ...(memoryDir ? ['--sandbox', 'workspace-write', '--add-dir', memoryDir] : []), ...args, prompt];
+  const big = onStdin(prompt);
+  return {
+    args: ['exec', '--json', '--skip-git-repo-check', ...(memoryDir ? ['--sandbox', 'workspace-write', '--add-dir', memoryDir] : []), ...args, big ? '-' : prompt],
+    ...(big ? { stdin: prompt } : {}),
+  };
 }
 
 /** The last lines of a CLI's stderr, for an error message. */

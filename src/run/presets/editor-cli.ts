@@ -2,7 +2,7 @@ import { existsSync, promises as fs, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { cliOptionsSchema } from '../../contracts/presets.js';
 import { matcher } from '../../core/glob.js';
-import { defaultBin, jsonLines, lastLines, readClaude, readCodex, runCli, type AgentCli } from './agent-cli.js';
+import { defaultBin, jsonLines, lastLines, onStdin, readClaude, readCodex, runCli, type AgentCli, type CliCall } from './agent-cli.js';
 import { env } from './common.js';
 
 /**
@@ -73,14 +73,16 @@ export function editorPrompt(input: {
 }
 
 /** The CLI's arguments for the editor: claude limited to file tools on the allowed files, codex in its workspace-write sandbox. */
-export function editorArgs(cli: AgentCli, prompt: string, root: string, globs: readonly string[], changes: string, args: readonly string[]): string[] {
+export function editorArgs(cli: AgentCli, prompt: string, root: string, globs: readonly string[], changes: string, args: readonly string[]): CliCall {
+  const big = onStdin(prompt);
+  const stdin = big ? { stdin: prompt } : {};
   if (cli === 'claude-code') {
     // Permission rules: `//` starts an absolute path; globs as gitignore reads them.
     const may = [...globs.filter((g) => !g.startsWith('!')).map((g) => `/${path.join(root, g)}`), `/${changes}`];
     const allowed = ['Read', 'Glob', 'Grep', 'LS', ...may.flatMap((p) => [`Edit(${p})`, `Write(${p})`])];
-    return ['-p', prompt, '--output-format', 'stream-json', '--verbose', '--allowedTools', allowed.join(','), '--disallowedTools', 'Bash', ...args];
+    return { args: ['-p', ...(big ? [] : [prompt]), '--output-format', 'stream-json', '--verbose', '--allowedTools', allowed.join(','), '--disallowedTools', 'Bash', ...args], ...stdin };
   }
-  return ['exec', '--json', '--skip-git-repo-check', '--sandbox', 'workspace-write', '-C', root, ...args, prompt];
+  return { args: ['exec', '--json', '--skip-git-repo-check', '--sandbox', 'workspace-write', '-C', root, ...args, big ? '-' : prompt], ...stdin };
 }
 
 /** The contents of files, to see which changed. */
