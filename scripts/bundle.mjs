@@ -72,6 +72,7 @@ const entries = await build({
     // The presets' programs (src/run/presets/index.ts names them per role).
     'runner-api': 'src/run/presets/runner-api.ts',
     'runner-cli': 'src/run/presets/runner-cli.ts',
+    'editor-cli': 'src/run/presets/editor-cli.ts',
   },
   format: 'esm',
   // The entry loads cli.cjs by path (never by import) and keys its code cache by cli.cjs's hash.

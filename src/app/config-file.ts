@@ -2,7 +2,8 @@ import { Document, isMap, isSeq, LineCounter, parseDocument } from 'yaml';
 import * as z from 'zod';
 import { CONFIG_DOCS, CONFIG_KEYS, configSchema, withDefaults, type Config } from '../contracts/config.js';
 import { describeValue, formatProblem, pathText, type Problem } from '../contracts/problems.js';
-import { usageError } from '../errors.js';
+import { isApiPreset } from '../contracts/presets.js';
+import { TuneError, usageError } from '../errors.js';
 
 /**
  * config.yaml as text: rendered with a comment on every key, parsed with
@@ -122,19 +123,68 @@ export function parseCliValue(text: string): unknown {
   return doc.toJS();
 }
 
-/** Sets `key` (dotted) in the config text, keeping its comments; validates the result. */
-export function setConfigValue(text: string, key: string, value: unknown, file: string): { text: string; config: Config } {
-  if (!(CONFIG_KEYS as readonly string[]).includes(key)) {
-    const guess = closest(key, CONFIG_KEYS);
-    throw usageError('unknown-config-key', `\`${key}\` is not a setting${guess ? `; did you mean \`${guess}\`?` : ''}`,
-      `git tune config   # lists every key with its value`, [`the settings: ${CONFIG_KEYS.join(', ')}`]);
+/** Keys under a role's `options` or `env` (`runner.options.model`): any name, checked by the preset's options schema. */
+const OPEN_KEY = /^(runner|judge|editor)\.(options|env)\.[^.]+(\.[^.]+)*$/;
+
+/**
+ * Sets `key` (dotted) in the config text, keeping its comments; validates the
+ * result. A role runs either its `command` or a `preset`: setting one drops
+ * the other (and a preset's `options` go with it, as they do when an API
+ * preset gives way to an agent CLI's or back), named in `dropped`.
+ */
+export function setConfigValue(text: string, key: string, value: unknown, file: string): { text: string; config: Config; dropped: string[] } {
+  return setConfigValues(text, [[key, value]], file);
+}
+
+/**
+ * Several settings at once, validated together once all are set: a preset
+ * and its model (`judge.preset openai-chat judge.options.model gpt-4o-mini`)
+ * are one change, neither valid alone.
+ */
+export function setConfigValues(text: string, pairs: ReadonlyArray<readonly [key: string, value: unknown]>, file: string): { text: string; config: Config; dropped: string[] } {
+  for (const [key] of pairs) {
+    if (!(CONFIG_KEYS as readonly string[]).includes(key) && !OPEN_KEY.test(key)) {
+      const guess = closest(key, CONFIG_KEYS);
+      throw usageError('unknown-config-key', `\`${key}\` is not a setting${guess ? `; did you mean \`${guess}\`?` : ''}`,
+        `git tune config   # lists every key with its value`, [`the settings: ${CONFIG_KEYS.join(', ')}`]);
+    }
   }
   const doc = parseDocument(text);
-  const path = key.split('.');
-  if (path.length > 1 && (doc.getIn(path.slice(0, -1)) === null || doc.getIn(path.slice(0, -1)) === undefined)) {
-    doc.setIn(path.slice(0, -1), doc.createNode({}));
+  const dropped: string[] = [];
+  for (const [key, value] of pairs) {
+    const path = key.split('.');
+    // Every missing mapping on the way is created (runner.options.model on a runner without options).
+    for (let i = 1; i < path.length; i++) {
+      const at = doc.getIn(path.slice(0, i));
+      if (at === null || at === undefined) doc.setIn(path.slice(0, i), doc.createNode({}));
+    }
+    const [role, field] = path;
+    if (path.length === 2 && (role === 'runner' || role === 'judge' || role === 'editor') && value !== null && value !== undefined) {
+      const others = field === 'preset' ? ['command'] : field === 'command' ? ['preset', 'options'] : [];
+      // An API preset's options (model, …) mean nothing to an agent CLI's and back: they go with the old preset.
+      const old = doc.getIn([role, 'preset']);
+      if (field === 'preset' && typeof old === 'string' && typeof value === 'string' && isApiPreset(old) !== isApiPreset(value)) others.push('options');
+      for (const other of others) {
+        if (doc.hasIn([role, other])) {
+          doc.deleteIn([role, other]);
+          dropped.push(`${role}.${other}`);
+        }
+      }
+    }
+    doc.setIn(path, value === null ? null : doc.createNode(value));
   }
-  doc.setIn(path, value === null ? null : doc.createNode(value));
   const out = doc.toString({ lineWidth: 0 });
-  return { text: out, config: parseConfig(out, file).config };
+  try {
+    return { text: out, config: parseConfig(out, file).config, dropped };
+  } catch (err) {
+    // A preset set without its model: the model's hint alone cannot be followed (the preset is not saved), so both at once.
+    const bare = pairs.find(([key, value]) => /^(runner|judge|editor)\.preset$/.test(key) && typeof value === 'string' && isApiPreset(value));
+    const role = bare?.[0].split('.')[0];
+    if (bare && err instanceof TuneError && err.details?.some((d) => d.includes(`\`${role}.options.model\``))) {
+      const value = String(bare[1]);
+      throw usageError('bad-config', `${role}.preset ${value} needs a model too (options.model)`,
+        `git tune config set ${role}.preset ${value} ${role}.options.model ${value === 'anthropic' ? 'claude-sonnet-4-5' : 'gpt-4o-mini'}`);
+    }
+    throw err;
+  }
 }

@@ -2,7 +2,7 @@ import type { Config } from '../contracts/config.js';
 import { splitArgs } from '../core/argv.js';
 import { commitStep, targetOf, type WriteContext } from './commit.js';
 import { configPath } from '../core/paths.js';
-import { parseCliValue, setConfigValue } from './config-file.js';
+import { parseCliValue, setConfigValues } from './config-file.js';
 import { requireOnBranch } from './guards.js';
 import type { Tuning } from './tuning.js';
 
@@ -11,23 +11,29 @@ export function configValue(key: string, text: string): unknown {
   const parsed = parseCliValue(text);
   if (/^(runner|judge|editor)\.command$|^memory\.merge$/.test(key) && typeof parsed === 'string') return splitArgs(parsed);
   if ((key === 'prose' || key === 'memoryPolicy') && typeof parsed === 'string') return [parsed];
+  if (/^(runner|editor)\.options\.args$/.test(key) && typeof parsed === 'string') return splitArgs(parsed);
   return parsed;
 }
 
-/** `git tune config set <key> <value>`: one setting changed with a commit; null when it already had that value. */
-export async function setConfig(tuning: Tuning, key: string, value: unknown, ctx: WriteContext): Promise<{ commit: string | null; config: Config }> {
+/**
+ * `git tune config set <key> <value> [<key> <value>…]`: settings changed with
+ * one commit; null when they already had those values. `dropped`: a role's
+ * `command` or `preset` the new value replaces (a role runs one of them).
+ */
+export async function setConfig(tuning: Tuning, key: string, value: unknown, ctx: WriteContext, more: ReadonlyArray<readonly [string, unknown]> = []): Promise<{ commit: string | null; config: Config; dropped: string[] }> {
   requireOnBranch(tuning);
   const file = configPath(tuning.dir);
-  const { text, config } = setConfigValue(tuning.configText ?? '', key, value, file);
-  if (text === tuning.configText) return { commit: null, config };
+  const pairs = [[key, value] as const, ...more];
+  const { text, config, dropped } = setConfigValues(tuning.configText ?? '', pairs, file);
+  if (text === tuning.configText) return { commit: null, config, dropped };
   const commit = await commitStep(
     targetOf(tuning),
     {
-      step: { step: 'config', tuning: tuning.name, keys: [key], difficult: [] },
-      subject: `tune(${tuning.name}): config ${key} = ${JSON.stringify(value)}`,
+      step: { step: 'config', tuning: tuning.name, keys: pairs.map(([k]) => k), difficult: [] },
+      subject: `tune(${tuning.name}): config ${pairs.map(([k, v]) => `${k} = ${JSON.stringify(v)}`).join(', ')}${dropped.length ? ` (drops ${dropped.join(', ')})` : ''}`,
       changes: new Map([[file, { content: text }]]),
     },
     ctx,
   );
-  return { commit, config };
+  return { commit, config, dropped };
 }

@@ -2,6 +2,7 @@ import { splitArgs } from '../core/argv.js';
 import { branchName, branchRef, isValidTuningName } from '../core/names.js';
 import { configPath as configPathOf, tuningDir } from '../core/paths.js';
 import { initConfigValues } from '../contracts/config.js';
+import type { ApiPreset } from '../contracts/presets.js';
 import { usageError } from '../errors.js';
 import { openRepo } from '../git/open.js';
 import type { GitRepo } from '../git/types.js';
@@ -20,6 +21,10 @@ export interface InitFlags {
   runner?: string;
   judge?: string;
   editor?: string;
+  /** One API preset for all three roles (`openai` or `anthropic`); --runner/--judge/--editor win for their own role. */
+  preset?: string;
+  /** The model the preset's roles use (required with `preset`). */
+  model?: string;
   dataset?: string;
   /** Also install the GitHub workflow templates (the final check, the PR comment). */
   github?: boolean;
@@ -40,6 +45,32 @@ export function commandSpec(flag: string, line: string | undefined) {
   return { command };
 }
 
+/** `--preset` names the provider; each role's preset of that provider (the preset's own name is taken too). */
+export const INIT_PRESETS: Record<string, ApiPreset> = { openai: 'openai-chat', anthropic: 'anthropic' };
+const PRESET_ALIASES: Record<string, ApiPreset> = { 'openai-chat': 'openai-chat' };
+
+const INIT_PRESET_EXAMPLE = "git tune init desk --prose 'prompts/*.md' --preset openai --model gpt-4o-mini";
+
+/**
+ * What `--preset`/`--model` give every role not set by its own flag: the
+ * provider's preset with the model (null when --preset is not given).
+ */
+export function presetSpec(flags: Pick<InitFlags, 'preset' | 'model'>): { preset: ApiPreset; options: { model: string } } | null {
+  if (flags.preset === undefined) {
+    if (flags.model !== undefined) throw usageError('bad-options', '--model goes with --preset: it names the model the preset talks to', INIT_PRESET_EXAMPLE);
+    return null;
+  }
+  const preset = Object.hasOwn(INIT_PRESETS, flags.preset) ? INIT_PRESETS[flags.preset] : PRESET_ALIASES[flags.preset];
+  if (!preset) {
+    throw usageError('unknown-preset', `--preset ${flags.preset}: not a provider (--preset takes ${Object.keys(INIT_PRESETS).join(' or ')})`, INIT_PRESET_EXAMPLE);
+  }
+  if (!flags.model) {
+    throw usageError('bad-options', `--preset ${flags.preset} needs --model: the model every role talks to`,
+      flags.preset === 'anthropic' ? "git tune init desk --prose 'prompts/*.md' --preset anthropic --model claude-sonnet-4-5" : INIT_PRESET_EXAMPLE);
+  }
+  return { preset, options: { model: flags.model } };
+}
+
 export type InitOutcome =
   /** `init <name> --github` alone, on a tuning that exists: only the workflow templates. */
   | { kind: 'workflows'; workflows: InstalledWorkflow[] }
@@ -58,7 +89,7 @@ export async function initTuning(cwd: string, name: string, flags: InitFlags, ct
   const repo = await openRepo(cwd);
   const ref = branchRef(name);
   if (await repo.resolveRef(ref)) {
-    if (flags.github && !flags.prose && !flags.memoryPolicy && !flags.runner && !flags.judge && !flags.editor && !flags.dataset) {
+    if (flags.github && !flags.prose && !flags.memoryPolicy && !flags.runner && !flags.judge && !flags.editor && !flags.dataset && !flags.preset && !flags.model) {
       if (ctx.dryRun) throw new DryRun([], 'install the GitHub workflows into .github/workflows/ (files, no commit)');
       return { kind: 'workflows', workflows: await installWorkflows(repo.dir, await loadTuning(repo, name), ctx.env) };
     }
@@ -68,13 +99,15 @@ export async function initTuning(cwd: string, name: string, flags: InitFlags, ct
   await assertCleanGitState(repo);
   const headRef = await repo.headRef();
   const base = headRef ? await repo.resolveRef(headRef) : await repo.resolveRef('HEAD');
+  const preset = presetSpec(flags);
   const values: Record<string, unknown> = {
     ...initConfigValues(),
     prose: flags.prose ?? [],
     memoryPolicy: flags.memoryPolicy ?? [],
-    runner: commandSpec('runner', flags.runner),
-    judge: commandSpec('judge', flags.judge),
-    editor: commandSpec('editor', flags.editor),
+    // A copy per role: one object thrice would be written as a YAML anchor and aliases.
+    runner: commandSpec('runner', flags.runner) ?? structuredClone(preset),
+    judge: commandSpec('judge', flags.judge) ?? structuredClone(preset),
+    editor: commandSpec('editor', flags.editor) ?? structuredClone(preset),
   };
   const dir = tuningDir(name);
   const text = renderConfig(values);

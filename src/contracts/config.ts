@@ -1,31 +1,83 @@
 import * as z from 'zod';
+import { isApiPreset, PRESET_NAMES, presetOptionsSchema, presetProblem, type Role } from './presets.js';
 
 /**
- * `.tune/<name>/config.yaml` (SPEC section 6). Keys are strict: a typo such as
+ * `.tune/<name>/config.yaml`: the settings of one tuning. Keys are strict: a typo such as
  * `maxbatch` would silently change the method, so unknown keys are refused and
  * the closest known key is named.
  */
 const positiveInt = (what: string) =>
   z.number({ error: `must be a whole number (${what})` }).int('must be a whole number').positive('must be at least 1');
 
-export const commandSpecSchema = z
-  .strictObject({
-    command: z
-      .array(z.string(), { error: 'must be a list of arguments, e.g. ["node", "agent.js"]' })
-      .min(1, 'must name a program, e.g. ["node", "agent.js"]')
-      .optional()
-      .describe('the program and its arguments, e.g. ["node", "agent.js"]'),
-    shell: z.boolean().default(false).describe('run `command` joined into one shell line (pipes, globs and $VARS work)'),
-    timeoutSec: z.number().positive('must be more than 0 seconds').default(600).describe('seconds the program may run (per case) before it is stopped'),
-    env: z.record(z.string(), z.string()).default({}).describe('environment variables added for the program'),
-    /** A ready runner of ours instead of `command` (openai-chat, claude-code). */
-    preset: z.string().optional().describe('a ready runner instead of `command`: openai-chat or claude-code'),
-    options: z.record(z.string(), z.unknown()).optional().describe("the preset's options (model, prompt file, …)"),
-  })
-  .refine((c) => c.command !== undefined || c.preset !== undefined, {
-    message: 'needs `command` (e.g. ["node", "agent.js"]) or a `preset`',
-  });
-export type CommandSpec = z.infer<typeof commandSpecSchema>;
+/**
+ * A runner, judge or editor: a program of the user's (`command`) or a ready
+ * one of ours (`preset` + `options`, docs/presets.md). A preset is valid only
+ * in its own role, and its options are checked against the preset's schema
+ * here, so a typo fails when config.yaml is read, not on the first case.
+ */
+export function commandSpecSchema<R extends Role>(role: R) {
+  const names = PRESET_NAMES[role] as unknown as readonly [(typeof PRESET_NAMES)[R][number], ...(typeof PRESET_NAMES)[R][number][]];
+  return z
+    .strictObject({
+      command: z
+        .array(z.string(), { error: 'must be a list of arguments, e.g. ["node", "agent.js"]' })
+        .min(1, 'must name a program, e.g. ["node", "agent.js"]')
+        .optional()
+        .describe('the program and its arguments, e.g. ["node", "agent.js"]'),
+      shell: z.boolean().default(false).describe('run `command` joined into one shell line (pipes, globs and $VARS work)'),
+      timeoutSec: z.number().positive('must be more than 0 seconds').default(600).describe('seconds the program may run (per case) before it is stopped'),
+      env: z.record(z.string(), z.string()).default({}).describe('environment variables added for the program'),
+      preset: z
+        .enum(names, { error: (issue) => presetProblem(role, String(issue.input)) ?? `must be one of: ${names.join(', ')}` })
+        .optional()
+        .describe(`a ready ${role} of ours instead of \`command\`: ${names.join(', ')} (docs/presets.md)`),
+      options: z.record(z.string(), z.unknown()).optional().describe("the preset's options, e.g. {model: gpt-4o-mini} (docs/presets.md)"),
+    })
+    .superRefine((spec, ctx) => {
+      if (spec.command === undefined && spec.preset === undefined) {
+        ctx.addIssue({ code: 'custom', message: `needs \`command\` (e.g. ["node", "agent.js"]) or a \`preset\` (${names.join(', ')})` });
+        return;
+      }
+      if (spec.command !== undefined && spec.preset !== undefined) {
+        ctx.addIssue({
+          code: 'custom', path: ['preset'],
+          message: `cannot be set together with \`command\`: which one runs would be ambiguous; keep one (\`git tune config set ${role}.preset ${spec.preset}\` drops the command)`,
+        });
+        return;
+      }
+      if (spec.preset === undefined) {
+        if (spec.options !== undefined) ctx.addIssue({ code: 'custom', path: ['options'], message: `belong to a preset, and this ${role} runs \`command\` (a preset with its options: git tune config set ${role} '{preset: ${names[0]}, options: {model: gpt-4o-mini}}')` });
+        return;
+      }
+      const parsed = presetOptionsSchema(spec.preset).safeParse(spec.options ?? {});
+      if (parsed.success) return;
+      const known = Object.keys(presetOptionsSchema(spec.preset).shape);
+      for (const issue of parsed.error.issues) {
+        const at = ['options', ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))];
+        if (issue.code === 'unrecognized_keys') {
+          for (const key of issue.keys) {
+            ctx.addIssue({ code: 'custom', path: [...at, key], message: `is not an option of the ${spec.preset} preset (its options: ${known.join(', ')})` });
+          }
+          continue;
+        }
+        const missingModel = isApiPreset(spec.preset) && issue.path.length === 1 && issue.path[0] === 'model' && spec.options?.model === undefined;
+        ctx.addIssue({
+          code: 'custom', path: at,
+          message: missingModel ? `must name the model: the ${spec.preset} preset needs it (git tune config set ${role}.options.model gpt-4o-mini)` : issue.message,
+        });
+      }
+    });
+}
+
+/** A runner, judge or editor as config.yaml holds it (a preset valid in the role it is in). */
+export interface CommandSpec {
+  command?: string[] | undefined;
+  shell: boolean;
+  timeoutSec: number;
+  env: Record<string, string>;
+  preset?: string | undefined;
+  options?: Record<string, unknown> | undefined;
+}
 
 export const configSchema = z
   .strictObject({
@@ -49,11 +101,11 @@ export const configSchema = z
       .describe('globs of the prose being tuned (prompts, skills, rules), from the repository root'),
     memoryPolicy: z.array(z.string().min(1)).default([])
       .describe('globs of the memory-policy files: the only prose a with-memory half may edit'),
-    runner: commandSpecSchema.nullable().default(null)
+    runner: commandSpecSchema('runner').nullable().default(null)
       .describe('the agent under tuning: {command: [argv...], shell, timeoutSec, env}'),
-    judge: commandSpecSchema.nullable().default(null)
+    judge: commandSpecSchema('judge').nullable().default(null)
       .describe('optional rubric judge, same shape as runner'),
-    editor: commandSpecSchema.nullable().default(null)
+    editor: commandSpecSchema('editor').nullable().default(null)
       .describe('optional editor used by `git tune auto`, same shape as runner'),
     memory: z
       .strictObject({
@@ -135,7 +187,7 @@ export { missingConfig } from './values.js';
  * be left out), for editors that validate YAML. `npm run schema` writes it to
  * schema/config.schema.json; a test fails when that file is not what this
  * returns. The schema's refinements (maxBatch at least minBatch; `command` or
- * `preset`) are checked by git-tune only.
+ * `preset`, not both; a preset's options) are checked by git-tune only.
  */
 export function configJsonSchema(): string {
   const { $schema, ...rest } = z.toJSONSchema(configSchema, { io: 'input' }) as Record<string, unknown>;

@@ -296,7 +296,7 @@ describe('help and version', () => {
   it('a subcommand\'s --help shows examples', () => {
     const init = repo.tune(['init', '--help']);
     expect(init.code).toBe(0);
-    expect(init.stdout).toContain("Example:\n  git tune init support-desk --prose 'agents/**/*.md' --runner 'node agent.js' --dataset cases.yaml\n");
+    expect(init.stdout).toContain("Examples:\n  git tune init support-desk --prose 'agents/**/*.md' --runner 'node agent.js' --dataset cases.yaml\n");
     const set = repo.tune(['config', 'set', '--help']);
     expect(set.stdout).toContain('Examples:\n  git tune config set maxBatch 8\n');
     // The settings, from the JSON Schema the zod schema generates (schema/config.schema.json).

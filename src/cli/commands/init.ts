@@ -17,13 +17,28 @@ export function register(program: CommandUnknownOpts): void {
       .option('--runner <cmd>', 'the agent command run once per case, e.g. "node agent.js"')
       .option('--judge <cmd>', 'optional rubric judge command')
       .option('--editor <cmd>', 'optional editor command used by `git tune auto`')
+      .option('--preset <provider>', 'ready programs for all three roles (runner, judge, editor) over a model API: openai (any OpenAI-compatible endpoint, OPENAI_BASE_URL) or anthropic; --runner/--judge/--editor, when given, win for their own role')
+      .option('--model <model>', 'the model --preset talks to, e.g. gpt-4o-mini (required with --preset)')
       .option('--dataset <file>', 'import this dataset right away (JSON, JSONL, YAML, or a folder)')
       .option('--github', 'also install the GitHub workflows (final check on pull requests, sharded; a PR comment) into .github/workflows/; alone on an existing tuning, only that')
       .option('--agent-skill', 'add the skill file for coding agents (.claude/skills/git-tune/SKILL.md) to the init commit')
       .option('--no-hooks', 'do not install the git hooks (`git tune hooks install` does it later)')
       .addOption(dryRunOpt())
       .addOption(json())
-      .addHelpText('after', `\nExample:\n  git tune init support-desk --prose 'agents/**/*.md' --runner 'node agent.js' --dataset cases.yaml`),
+      .addHelpText('after', `
+Examples:
+  git tune init support-desk --prose 'agents/**/*.md' --runner 'node agent.js' --dataset cases.yaml
+
+  # no program of your own: runner, judge and editor are presets over an API
+  # (the key comes from the environment only: OPENAI_API_KEY, ANTHROPIC_API_KEY)
+  export OPENAI_BASE_URL=https://api.openai.com/v1   # or a local server: http://localhost:11434/v1 (Ollama)
+  git tune init desk --prose 'prompts/*.md' --preset openai --model gpt-4o-mini --dataset cases.jsonl
+  git tune auto
+
+  # your own agent, the presets' judge and editor
+  git tune init desk --prose 'prompts/*.md' --runner 'node agent.js' --preset anthropic --model claude-sonnet-4-5
+
+Presets and their options: docs/presets.md`),
     run,
   );
 }

@@ -1,65 +1,66 @@
-import { spawnSync } from 'node:child_process';
-import { env, inputText, options, readCase, writeResult } from './common.js';
+import { cliOptionsSchema } from '../../contracts/presets.js';
+import { defaultBin, jsonLines, lastLines, readClaude, readCodex, runCli, runnerArgs, type AgentCli } from './agent-cli.js';
+import { env, inputText, readCase, writeResult } from './common.js';
 
 /**
- * Runner preset `claude-code`: runs an agent CLI whose JSON output carries
- * usage (`claude -p <input> --output-format json`) in the repository root,
- * where it finds the prose (CLAUDE.md, skills, rules) itself. Config:
+ * Runner presets `claude-code` and `codex`: the agent CLI run once per case
+ * in the repository root (TUNE_ROOT), where it finds the prose itself
+ * (CLAUDE.md, AGENTS.md, skills, rules), with the case's input as its
+ * prompt. docs/presets.md has the options and what is counted. Config:
  *
  *   runner:
- *     preset: claude-code
+ *     preset: claude-code          # or codex
  *     options:
- *       bin: claude                 # the CLI on PATH
- *       args: [--max-turns, "8"]    # extra arguments
- *       timeoutSec: 600
+ *       bin: claude                # the CLI (default claude / codex)
+ *       args: [--max-turns, "8"]   # extra arguments (codex: [-m, gpt-5-codex])
+ *       prices: {gpt-5-codex: {inputPerMTok: 1.25, outputPerMTok: 10}}   # codex prints no cost
+ *
+ * Memory (the with-memory half): the CLI is told where the case's memory
+ * copy is (TUNE_MEMORY), that the files there are what earlier cases saved,
+ * and that it may save a fact there as a file; the folder is added to what
+ * it may touch (claude `--add-dir` plus write permission for that folder
+ * alone; codex `--add-dir` under `--sandbox workspace-write`). git-tune
+ * counts the writes itself (it compares the memory copy before and after).
+ * Reads are counted from the tool calls the output shows: claude's
+ * Read/Glob/Grep/LS (and Bash) calls that name the folder; codex's shell
+ * commands that name it. Neither CLI reports a read it made otherwise.
  */
-interface Options {
-  bin?: string;
-  args?: string[];
-}
-
-interface ClaudeOutput {
-  result?: string;
-  is_error?: boolean;
-  num_turns?: number;
-  total_cost_usd?: number;
-  usage?: { input_tokens?: number; output_tokens?: number; cache_read_input_tokens?: number; cache_creation_input_tokens?: number };
-  modelUsage?: Record<string, { inputTokens?: number; outputTokens?: number; cacheReadInputTokens?: number; costUSD?: number }>;
-}
 
 function main(): void {
-  const opts = options<Options>();
+  const cli = (process.env.TUNE_PRESET ?? 'claude-code') as AgentCli;
+  const parsed = cliOptionsSchema.safeParse(JSON.parse(process.env.TUNE_PRESET_OPTIONS ?? '{}'));
+  if (!parsed.success) {
+    writeResult({ answer: null, sandboxDown: `the ${cli} preset's options are not valid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}` });
+    return;
+  }
+  const opts = parsed.data;
   const item = readCase();
+  const memoryDir = process.env.TUNE_MEMORY || null;
+  const bin = opts.bin ?? defaultBin(cli);
   const started = Date.now();
-  const child = spawnSync(opts.bin ?? 'claude', ['-p', inputText(item.input), '--output-format', 'json', ...(opts.args ?? [])], {
-    cwd: env('TUNE_ROOT'), encoding: 'utf8', maxBuffer: 64 * 1024 * 1024,
-  });
-  if (child.error) {
-    writeResult({ answer: null, sandboxDown: `${opts.bin ?? 'claude'} could not start: ${child.error.message}` });
+  const child = runCli(bin, runnerArgs(cli, inputText(item.input), memoryDir, opts.args), env('TUNE_ROOT'));
+  if (child.spawnError) {
+    // Not installed (or not executable): every later case would fail the same way.
+    writeResult({ answer: null, sandboxDown: `${bin} could not start: ${child.spawnError} (install it, or name it with options.bin)` });
     return;
   }
   if (child.status === 137) process.exit(137);
-  let out: ClaudeOutput;
-  try {
-    out = JSON.parse(child.stdout) as ClaudeOutput;
-  } catch {
-    writeResult({ answer: null, error: `the agent CLI printed no JSON (exit ${child.status}): ${child.stderr.trim().split('\n').slice(-1)[0] ?? ''}` });
+  const events = jsonLines(child.stdout);
+  const run = events === null ? null : cli === 'claude-code' ? readClaude(events, memoryDir) : readCodex(events, memoryDir, opts);
+  if (run === null || 'unreadable' in run) {
+    const why = run === null ? 'printed no JSON' : `printed JSON without its answer: ${run.unreadable}`;
+    const err = lastLines(child.stderr) || lastLines(child.stdout, 1).slice(0, 200);
+    writeResult({ answer: null, error: `${bin} ${why} (exit ${child.status})${err ? `: ${err}` : ''}`, durationMs: Date.now() - started });
     return;
   }
-  const usage = out.modelUsage && Object.keys(out.modelUsage).length > 0
-    ? Object.entries(out.modelUsage).map(([model, u]) => ({
-        model, inputTokens: u.inputTokens ?? 0, outputTokens: u.outputTokens ?? 0, cachedTokens: u.cacheReadInputTokens ?? 0, costUsd: u.costUSD ?? 0,
-      }))
-    : [{
-        model: 'claude', inputTokens: (out.usage?.input_tokens ?? 0) + (out.usage?.cache_creation_input_tokens ?? 0),
-        outputTokens: out.usage?.output_tokens ?? 0, cachedTokens: out.usage?.cache_read_input_tokens ?? 0, costUsd: out.total_cost_usd ?? 0,
-      }];
   writeResult({
-    answer: out.result ?? '',
-    usage,
-    llmCalls: out.num_turns ?? 1,
+    answer: run.answer,
+    usage: run.usage,
+    llmCalls: run.llmCalls,
+    toolCalls: run.toolCalls,
+    memoryReads: run.memoryReads,
     durationMs: Date.now() - started,
-    ...(out.is_error ? { error: out.result ?? 'the agent reported an error' } : {}),
+    ...(run.error !== undefined ? { error: run.error } : child.status !== 0 ? { error: `${bin} exited ${child.status}: ${lastLines(child.stderr)}` } : {}),
   });
 }
 
