@@ -8,7 +8,7 @@ import type { CommandIO } from '../../src/cli/io.js';
 import { runCli } from '../../src/cli/program.js';
 import { ROOT, tuneOkSync } from '../helpers/cli.js';
 import { readRef, TempRepo } from '../helpers/repo.js';
-import { stepCommits, template } from '../helpers/tuning.js';
+import { exampleRepo, stepCommits, template } from '../helpers/tuning.js';
 
 /**
  * A fleet of target models on a second agent (test/fixtures/fleet: it reads
@@ -124,12 +124,34 @@ describe.concurrent('git tune fleet', () => {
     expect(md.stdout).toContain('| small (best) | done | 3/3 (100%) in final-check |');
     expect(md.stdout).toContain('| weak | done | 2/3 (67%) in final-check |');
     expect(md.stdout).toContain('git merge --no-ff tune/shop@small');
+    const out = await tune(repo, ['fleet', 'shop', '--report', '--out', 'fleet.md']);
+    expect(readFileSync(repo.path('fleet.md'), 'utf8')).toBe(`${out.stdout}`);
     const json = await tune(repo, ['fleet', 'shop', '--report', '--json', '--pick', 'cost']);
     expect(JSON.parse(json.stdout)).toMatchObject({ fleet: 'shop', pick: 'cost', best: 'weak', take: 'git merge --no-ff tune/shop@weak' });
     // The winner's branch merges as the report says.
     repo.git('merge', '-q', '--no-ff', '-m', 'take the small target', 'tune/shop@small');
     expect(repo.git('show', 'HEAD:agents/rules.md')).toContain('- hours: 9 to 5');
   }, 120_000);
+
+  it('on the example agent: a costlier target and one that fails a case; the report names the cheap one that gets all right', async () => {
+    // example-large is priced 5x by the example agent (TUNE_TARGET); flaky's env makes one case an error every time.
+    const repo = exampleRepo({
+      ex: { limit: '3', minBatch: '3', concurrency: '3', maxRetries: '1', targets: '[{name: example-main}, {name: example-large}, {name: flaky, env: {EXAMPLE_SIMULATE: "error@returns-condition"}}]' },
+    }, 'git-tune-fleet-example-');
+    repos.push(repo);
+    await createFleet(repo.dir, 'ex', ['example-main', 'example-large', 'flaky'], ctxOf(repo));
+    const { result, lines } = await driveFleet(repo, 'ex');
+    expect(result.tunings.map((t) => t.outcome), lines.join('\n')).toEqual(['done', 'done', 'done']);
+    const byTarget = Object.fromEntries(result.report.rows.map((r) => [r.target, r]));
+    expect(byTarget['example-main']!.checked).toMatchObject({ run: 'final-check', right: 3, cases: 3 });
+    expect(byTarget['example-large']!.checked).toMatchObject({ run: 'final-check', right: 3, cases: 3 });
+    expect(byTarget.flaky!.checked).toMatchObject({ run: 'final-check', right: 2, cases: 3 });
+    expect(byTarget['example-large']!.costUsd).toBeGreaterThan(3 * byTarget['example-main']!.costUsd);
+    expect(result.report).toMatchObject({ best: 'example-main', take: 'git merge --no-ff tune/ex@example-main' });
+    expect((await reportFleet(repo.dir, 'ex', 'right')).best).toBe('example-large');
+    expect(repo.git('status', '--porcelain').trim()).toBe('');
+    repo.fsck();
+  }, 180_000);
 
   it('one budget for the fleet: it stops every target before any spends its own; a second auto finds nothing left', async () => {
     const repo = shopRepo();
@@ -153,6 +175,37 @@ describe.concurrent('git tune fleet', () => {
     const again = await driveFleet(repo, 'shop');
     expect(again.result.spent.costUsd).toBe(0);
     expect(again.result.tunings.every((t) => t.outcome === 'over-budget')).toBe(true);
+    repo.fsck();
+  }, 120_000);
+
+  it('git tune stop --fleet stops every target at its next safe point; auto --fleet again carries each on to done', async () => {
+    const repo = shopRepo();
+    await createFleet(repo.dir, 'shop', ['small', 'large'], ctxOf(repo));
+    const session = newSession();
+    const lines: string[] = [];
+    let asked: Promise<unknown> | null = null;
+    const result = await autoFleet(repo.dir, 'shop', {
+      session, env: envOf(repo), say: (l) => lines.push(l),
+      optionsFor: (m) => autoOpts(repo, session, lines, `[${m.target}] `, {
+        onStep: (step, _t, n) => {
+          lines.push(`[${m.target}] step ${n}: ${step.kind}`);
+          if (m.target === 'small' && n === 3) asked ??= tune(repo, ['stop', '--fleet', 'shop']);
+        },
+      }),
+    });
+    expect(await asked).toMatchObject({ code: 0, stdout: 'asked auto on fleet shop (large, small) to stop: running cases finish and are kept, then it exits\n' });
+    expect(result.tunings.map((t) => t.outcome), lines.join('\n')).toEqual(['stopped', 'stopped']);
+    expect(result.exitCode).toBe(0);
+    // A run the stop caught launches no more cases; the finished ones are kept and `next` says resume.
+    for (const t of ['small', 'large']) {
+      const steps = stepCommits(repo, `tune/shop@${t}`);
+      const next = JSON.parse((await tune(repo, ['next', '--json', '--tuning', `shop@${t}`])).stdout);
+      if (steps[steps.length - 1]!.step === 'run-start') expect(next.kind).toBe('resume');
+      else expect(next.kind).not.toBe('done');
+    }
+    expect(repo.git('worktree', 'list', '--porcelain').match(/^worktree /gm)).toHaveLength(1);
+    const again = await driveFleet(repo, 'shop');
+    expect(again.result.tunings.map((t) => t.outcome), again.lines.join('\n')).toEqual(['done', 'done']);
     repo.fsck();
   }, 120_000);
 
