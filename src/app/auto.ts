@@ -92,7 +92,7 @@ export function ceilingSpent(session: AutoSession): string | null {
   const { ceiling, spent } = session;
   const name = session.ceilingName ?? 'the ceiling of this auto';
   if (ceiling.maxCostUsd !== null && spent.costUsd >= ceiling.maxCostUsd) {
-    return `${name} is spent: $${spent.costUsd.toFixed(4)} of $${ceiling.maxCostUsd.toFixed(4)}`;
+    return `${name} is spent: $${spent.costUsd.toFixed(4)} of $${Number(ceiling.maxCostUsd.toFixed(6))}`;
   }
   if (ceiling.maxTokens !== null && spent.tokens >= ceiling.maxTokens) {
     return `${name} is spent: ${spent.tokens.toLocaleString('en-US')} of ${ceiling.maxTokens.toLocaleString('en-US')} tokens`;

@@ -131,7 +131,7 @@ describe.concurrent('git tune fleet', () => {
     // The winner's branch merges as the report says.
     repo.git('merge', '-q', '--no-ff', '-m', 'take the small target', 'tune/shop@small');
     expect(repo.git('show', 'HEAD:agents/rules.md')).toContain('- hours: 9 to 5');
-  }, 120_000);
+  }, 300_000);
 
   it('on the example agent: a costlier target and one that fails a case; the report names the cheap one that gets all right', async () => {
     // example-large is priced 5x by the example agent (TUNE_TARGET); flaky's env makes one case an error every time.
@@ -151,7 +151,7 @@ describe.concurrent('git tune fleet', () => {
     expect((await reportFleet(repo.dir, 'ex', 'right')).best).toBe('example-large');
     expect(repo.git('status', '--porcelain').trim()).toBe('');
     repo.fsck();
-  }, 180_000);
+  }, 300_000);
 
   it('one budget for the fleet: it stops every target before any spends its own; a second auto finds nothing left', async () => {
     const repo = shopRepo();
@@ -176,7 +176,7 @@ describe.concurrent('git tune fleet', () => {
     expect(again.result.spent.costUsd).toBe(0);
     expect(again.result.tunings.every((t) => t.outcome === 'over-budget')).toBe(true);
     repo.fsck();
-  }, 120_000);
+  }, 300_000);
 
   it('git tune stop --fleet stops every target at its next safe point; auto --fleet again carries each on to done', async () => {
     const repo = shopRepo();
@@ -207,7 +207,7 @@ describe.concurrent('git tune fleet', () => {
     const again = await driveFleet(repo, 'shop');
     expect(again.result.tunings.map((t) => t.outcome), again.lines.join('\n')).toEqual(['done', 'done']);
     repo.fsck();
-  }, 120_000);
+  }, 300_000);
 
   it('fleet refuses a target the config does not define, an existing fleet, a bad rule; --dry-run writes nothing', async () => {
     const repo = shopRepo();
@@ -244,7 +244,7 @@ describe.concurrent('git tune fleet', () => {
     expect(pick.stderr).toContain('--pick takes one of right-then-cost, right, cost (got cheapest)');
     const report = await tune(repo, ['fleet', 'shop', '--report', '--json']);
     expect(JSON.parse(report.stdout)).toMatchObject({ best: null, rows: [{ target: 'small', state: 'batch' }, { target: 'weak', state: 'batch' }] });
-  }, 60_000);
+  }, 180_000);
 });
 
 describe.concurrent('git tune auto --max-minutes, --all --only', () => {
@@ -290,7 +290,7 @@ describe.concurrent('git tune auto --max-minutes, --all --only', () => {
     expect(rest.outcome, lines.join('\n')).toBe('done');
     expect(rest.steps[0]!.kind).toBe('grade');
     repo.fsck();
-  }, 120_000);
+  }, 300_000);
 
   it('--only drives the tunings whose name matches, refuses a glob that matches none (listing them)', async () => {
     const repo = shopRepo();
@@ -313,5 +313,5 @@ describe.concurrent('git tune auto --max-minutes, --all --only', () => {
     expect(after[1]).toBe(before[1]);
     expect(after[2]).not.toBe(before[2]);
     expect(repo.git('symbolic-ref', 'HEAD').trim()).toBe('refs/heads/main');
-  }, 60_000);
+  }, 180_000);
 });

@@ -1,4 +1,6 @@
 import type { CommandUnknownOpts } from '@commander-js/extra-typings';
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
 import { PICK_DOCS, PICK_RULES, type PickRule } from '../../core/fleet.js';
 import { usageError } from '../../errors.js';
 import { act, dryRunOpt, json } from '../command.js';
@@ -11,6 +13,7 @@ export function register(program: CommandUnknownOpts): void {
       .description('a fleet of target models: one tuning per target (tune/<name>@<target>) from tune/<name>\'s tip; --report compares them')
       .option('--targets <list>', 'the target models, comma-separated, each defined in tune/<name>\'s config `targets`')
       .option('--report', 'compare the fleet\'s targets (markdown; --json for machines) and name the best')
+      .option('--out <file>', 'with --report: also write the markdown to <file> (in GitHub Actions it goes into the job summary too)')
       .option('--pick <rule>', `how --report names the best: ${PICK_RULES.join(', ')} (default right-then-cost)`)
       .addOption(dryRunOpt())
       .addOption(json())
@@ -37,6 +40,7 @@ interface FleetOptions {
   targets?: string;
   report?: boolean;
   pick?: string;
+  out?: string;
   json?: boolean;
 }
 
@@ -51,10 +55,15 @@ async function run(io: CommandIO, name: string, opts: FleetOptions): Promise<voi
     if (opts.targets) throw usageError('bad-options', '--report compares the fleet there is; --targets creates one: give one of them', `git tune fleet ${name} --report`);
     const [{ reportFleet }, { renderFleetReport }] = await Promise.all([import('../../app/fleet.js'), import('../../core/fleet.js')]);
     const report = await reportFleet(io.cwd, name, pickRule(opts.pick));
+    const markdown = renderFleetReport(report);
+    // In GitHub Actions the comparison goes into the job summary too.
+    if (io.env.GITHUB_STEP_SUMMARY) await fs.appendFile(io.env.GITHUB_STEP_SUMMARY, `${markdown}\n`);
+    if (opts.out) await fs.writeFile(path.resolve(io.cwd, opts.out), markdown);
     if (opts.json) printJson(io, report);
-    else io.out(renderFleetReport(report).trimEnd());
+    else io.out(markdown.trimEnd());
     return;
   }
+  if (opts.out) throw usageError('bad-options', '--out goes with --report', `git tune fleet ${name} --report --out fleet.md`);
   if (opts.pick) throw usageError('bad-options', '--pick goes with --report', `git tune fleet ${name} --report --pick ${opts.pick}`);
   if (!opts.targets) {
     throw usageError('bad-options', 'give --targets to create the fleet, or --report to compare it', `git tune fleet ${name} --targets small,large`);
