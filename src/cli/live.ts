@@ -145,8 +145,11 @@ export function createFleetView(opts: LiveViewOptions, targets: readonly string[
     const total = [...slots.values()].reduce((u, s) => ({ tokens: u.tokens + s.spent.tokens, costUsd: u.costUsd + s.spent.costUsd }), { tokens: 0, costUsd: 0 });
     const lines = [`${opts.title} · ${formatElapsed(now - started)} · ${fmt(total.tokens)} tokens (${usd(total.costUsd)}) this session`];
     for (const [name, s] of slots) {
+      // The step's number and kind, its run's cases and the cost first: a narrow terminal cuts the step's message.
+      const colon = s.step.indexOf(': ');
+      const [kind, what] = colon < 0 ? [s.step, ''] : [s.step.slice(0, colon), s.step.slice(colon + 2)];
       const cases = s.run ? ` · ${s.run}: ${s.done} finished${s.running.size ? `, ${s.running.size} running` : ''}` : '';
-      lines.push(`  ${name.padEnd(width)}  ${s.step}${cases} · ${usd(s.spent.costUsd)}`);
+      lines.push(`  ${name.padEnd(width)}  ${kind}${cases} · ${usd(s.spent.costUsd)}${what ? ` · ${what}` : ''}`);
     }
     const cols = Math.max(20, opts.columns() - 1);
     return lines.map((l) => (l.length > cols ? `${l.slice(0, cols - 1)}…` : l));

@@ -97,7 +97,7 @@ describe('the fleet\'s live view', () => {
       expect(text).toContain('[weak] $ git tune run\n');
       if (!tty) expect(text).not.toContain('\x1b[');
       else {
-        expect(text).toContain('git tune auto --fleet shop · 0s · 10 tokens ($0.2500) this session\n  small   step 3 · run: run batch 1 · batch01-nomem-run1: 1 finished · $0.2500\n  weak    starting · $0.0000\n');
+        expect(text).toContain('git tune auto --fleet shop · 0s · 10 tokens ($0.2500) this session\n  small   step 3 · run · batch01-nomem-run1: 1 finished · $0.2500 · run batch 1\n  weak    starting · $0.0000\n');
       }
     }
   });
