@@ -209,7 +209,7 @@ describe.concurrent('git tune fleet', () => {
     repo.fsck();
   }, 300_000);
 
-  it('fleet refuses a target the config does not define, an existing fleet, a bad rule; --dry-run writes nothing', async () => {
+  it('fleet refuses a target the config does not define, an existing fleet, a bad rule; --dry-run writes nothing; a time limit already up stops every target before a step', async () => {
     const repo = shopRepo();
     const missing = await tune(repo, ['fleet', 'shop', '--targets', 'small,gpt-9']);
     expect(missing.code).toBe(2);
@@ -244,6 +244,22 @@ describe.concurrent('git tune fleet', () => {
     expect(pick.stderr).toContain('--pick takes one of right-then-cost, right, cost (got cheapest)');
     const report = await tune(repo, ['fleet', 'shop', '--report', '--json']);
     expect(JSON.parse(report.stdout)).toMatchObject({ best: null, rows: [{ target: 'small', state: 'batch' }, { target: 'weak', state: 'batch' }] });
+
+    // A time limit already up: every target stops before its first step (exit 3), nothing written, no worktree left.
+    const tips = ['small', 'weak'].map((t) => readRef(repo, `refs/heads/tune/shop@${t}`));
+    const session = newSession();
+    session.deadline = { at: 0, minutes: 1 };
+    const late = await driveFleet(repo, 'shop', session);
+    expect(late.result.tunings.map((t) => [t.outcome, t.steps.length])).toEqual([['time-up', 0], ['time-up', 0]]);
+    expect(late.result.exitCode).toBe(3);
+    expect(['small', 'weak'].map((t) => readRef(repo, `refs/heads/tune/shop@${t}`))).toEqual(tips);
+    expect(repo.git('worktree', 'list', '--porcelain').match(/^worktree /gm)).toHaveLength(1);
+
+    // A tuning's pinned target must be one of its targets.
+    repo.git('switch', '-q', 'tune/shop@small');
+    const pin = await tune(repo, ['config', 'set', 'target', 'gpt-9']);
+    expect(pin.code).toBe(2);
+    expect(pin.stderr).toMatch(/target.*must name one of `targets`/);
   }, 180_000);
 });
 
