@@ -9,9 +9,9 @@ export const PICK_RULES = ['right-then-cost', 'right', 'cost'] as const;
 export type PickRule = (typeof PICK_RULES)[number];
 
 export const PICK_DOCS: Record<PickRule, string> = {
-  'right-then-cost': 'most cases right, then the lowest cost per case',
-  right: 'most cases right, ties by name',
-  cost: 'the lowest cost per case, ties by most cases right',
+  'right-then-cost': 'the highest share of cases right, then the lowest cost per case',
+  right: 'the highest share of cases right, ties by name',
+  cost: 'the lowest cost per case, ties by the share right',
 };
 
 export interface FleetRow {

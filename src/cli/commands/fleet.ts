@@ -25,7 +25,7 @@ selection. Drive them all at once under one shared budget with
 which branch to merge.
 
 Rules for --pick:
-${PICK_RULES.map((r) => `  ${r.padEnd(16)}${PICK_DOCS[r]}`).join('\n')}
+${PICK_RULES.map((r) => `  ${r.padEnd(17)}${PICK_DOCS[r]}`).join('\n')}
 
 Examples:
   git tune config set targets '[{name: small, env: {MODEL: gpt-4o-mini}}, {name: large, env: {MODEL: gpt-4o}}]'
