@@ -1,6 +1,7 @@
 import { existsSync, promises as fs } from 'node:fs';
 import { missingConfig } from '../contracts/config.js';
 import { compareIds } from '../core/difficult.js';
+import { globToRegExp } from '../core/glob.js';
 import { batchNumbered, isVoidRun, type RunState } from '../core/fold.js';
 import { branchName, branchRef } from '../core/names.js';
 import { configPath, localPath, tuningDir } from '../core/paths.js';
@@ -39,7 +40,7 @@ export interface Usage {
  * tune auto` again carries on from history, also after a kill -9.
  */
 export type AutoOutcome =
-  | 'done' | 'until' | 'stopped' | 'interrupted' | 'stuck' | 'over-budget' | 'sandbox-down' | 'void-floor' | 'final-failed' | 'error';
+  | 'done' | 'until' | 'stopped' | 'interrupted' | 'time-up' | 'stuck' | 'over-budget' | 'sandbox-down' | 'void-floor' | 'final-failed' | 'error';
 
 export interface AutoResult {
   tuning: string;
@@ -51,11 +52,18 @@ export interface AutoResult {
   exitCode: ExitCode;
 }
 
-/** What every tuning one `git tune auto` drives shares: the ceiling, what was spent against it, Ctrl-C. */
+/** What every tuning one `git tune auto` drives shares: the ceiling, what was spent against it, Ctrl-C, the time limit. */
 export interface AutoSession {
   ceiling: { maxCostUsd: number | null; maxTokens: number | null };
+  /** What the ceiling is called in the message that stops auto (default: "the ceiling of this auto"). */
+  ceilingName?: string;
   spent: Usage;
   interrupted: { value: boolean };
+  /**
+   * `--max-minutes`: when the time is up (by the session's clock) and how
+   * long it was; auto stops at the next step boundary after it, never mid-step.
+   */
+  deadline?: { at: number; minutes: number } | null;
 }
 
 export interface AutoOptions {
@@ -82,13 +90,21 @@ export const newSession = (ceiling: AutoSession['ceiling'] = { maxCostUsd: null,
 /** Why the shared ceiling stops auto, or null while there is some left. */
 export function ceilingSpent(session: AutoSession): string | null {
   const { ceiling, spent } = session;
+  const name = session.ceilingName ?? 'the ceiling of this auto';
   if (ceiling.maxCostUsd !== null && spent.costUsd >= ceiling.maxCostUsd) {
-    return `the ceiling of this auto is spent: $${spent.costUsd.toFixed(4)} of $${ceiling.maxCostUsd}`;
+    return `${name} is spent: $${spent.costUsd.toFixed(4)} of $${Number(ceiling.maxCostUsd.toFixed(6))}`;
   }
   if (ceiling.maxTokens !== null && spent.tokens >= ceiling.maxTokens) {
-    return `the ceiling of this auto is spent: ${spent.tokens.toLocaleString('en-US')} of ${ceiling.maxTokens.toLocaleString('en-US')} tokens`;
+    return `${name} is spent: ${spent.tokens.toLocaleString('en-US')} of ${ceiling.maxTokens.toLocaleString('en-US')} tokens`;
   }
   return null;
+}
+
+/** Why the time limit stops auto (at a step boundary), or null while there is time left. */
+export function timeUp(session: AutoSession, now: Date): string | null {
+  const d = session.deadline;
+  if (!d || now.getTime() < d.at) return null;
+  return `the time limit is up (--max-minutes ${d.minutes}): stopped between steps; \`git tune auto\` carries on from here`;
 }
 
 /** VOID runs at the end of the step's batch and half. */
@@ -108,16 +124,21 @@ function summary(step: NextStep): string {
 
 /** Drives one tuning (the checked-out one, or `name`) until next says it is done or something stops it. */
 export async function autoTuning(cwd: string, opts: AutoOptions, name?: string): Promise<AutoResult> {
-  const repo = await openRepo(cwd);
+  return autoTuningIn(await openRepo(cwd), opts, name);
+}
+
+/** The same in an opened repository (a fleet's target runs in its own linked worktree: src/git/linked-worktree.ts). */
+export async function autoTuningIn(repo: GitRepo, opts: AutoOptions, name?: string): Promise<AutoResult> {
   let tuning = await startTuning(repo, name);
   const { session } = opts;
   const stop = stopFile(repo.gitdir, tuning.name);
   await fs.rm(stop, { force: true }); // a request left from an earlier auto is not for this one
   const spent: Usage = { tokens: 0, costUsd: 0 };
   const steps: AutoResult['steps'] = [];
+  const clock = opts.clock ?? (() => new Date());
   const ctx: StepContext = {
     env: opts.env,
-    clock: opts.clock ?? (() => new Date()),
+    clock,
     say: opts.say,
     detail: opts.detail ?? ((text) => opts.say(text.replace(/\n$/, '').split('\n').map((l) => `  ${l}`).join('\n'))),
     interrupted: session.interrupted,
@@ -164,6 +185,10 @@ export async function autoTuning(cwd: string, opts: AutoOptions, name?: string):
     const early = await stopped();
     if (early) return early;
     const step = nextFor(tuning);
+    // Checked here only, between steps: a step once started finishes. Like a spent ceiling, a limit this
+    // auto was given (exit 3); `git tune next` names the step to carry on with.
+    const late = step.kind === 'done' || step.kind === 'final-failed' || step.kind === 'void-floor' ? null : timeUp(session, clock());
+    if (late) return finish('time-up', late, EXIT.history);
     if (step.kind === 'void-rerun' || step.kind === 'void-floor') {
       const voids = voidsInARow(tuning, step);
       if (voids.length >= 3) {
@@ -222,7 +247,22 @@ export interface AllResult {
   exitCode: ExitCode;
 }
 
-async function configured(repo: GitRepo, name: string): Promise<string | null> {
+/**
+ * `--all --only <glob>`: the tunings whose name the glob matches (picomatch,
+ * `*` within a name); a glob that matches none is refused, listing them.
+ */
+export function onlyMatching(names: readonly string[], only: string | undefined): string[] {
+  if (only === undefined) return [...names];
+  const re = globToRegExp(only);
+  const kept = names.filter((n) => re.test(n));
+  if (kept.length === 0) {
+    throw usageError('no-match', `--only ${only} matches no tuning (tunings: ${names.join(', ') || 'none'})`,
+      names.length ? `git tune auto --all --only '${names[0]!.replace(/[@-].*$/, '')}*'` : `git tune init <name> --prose '<glob>' --runner '<command>'`);
+  }
+  return kept;
+}
+
+export async function configured(repo: GitRepo, name: string): Promise<string | null> {
   try {
     const tip = await repo.resolveRef(branchRef(name));
     if (!tip || (await readText(repo, tip, configPath(tuningDir(name)))) === null) return 'no config.yaml on the branch';
@@ -239,11 +279,11 @@ async function configured(repo: GitRepo, name: string): Promise<string | null> {
  * its own budget, all of them under one shared ceiling. Back on the branch it
  * started from at the end.
  */
-export async function autoAll(cwd: string, opts: AutoOptions): Promise<AllResult> {
+export async function autoAll(cwd: string, opts: AutoOptions & { only?: string }): Promise<AllResult> {
   const repo = await openRepo(cwd);
   const skipped: AllResult['skipped'] = [];
   const names: string[] = [];
-  for (const name of (await listTunings(repo)).sort(compareIds)) {
+  for (const name of onlyMatching((await listTunings(repo)).sort(compareIds), opts.only)) {
     const why = await configured(repo, name);
     if (why) skipped.push({ tuning: name, why });
     else names.push(name);
@@ -284,7 +324,7 @@ export async function autoAll(cwd: string, opts: AutoOptions): Promise<AllResult
       if ((await repo.headRef()) !== `refs/heads/${branchName(name)}`) await repo.switchBranch(branchName(name), opts.env);
       const result = await autoTuning(repo.dir, opts, name);
       results.push(result);
-      if (result.outcome === 'stopped' || result.outcome === 'interrupted') halt = result;
+      if (result.outcome === 'stopped' || result.outcome === 'interrupted' || result.outcome === 'time-up') halt = result;
     } catch (err) {
       results.push(notStarted(name, 'error', (err as Error).message, EXIT.unexpected));
     }

@@ -120,7 +120,7 @@ export function assertNoSecrets(changes: Iterable<[string, FileChange]>, env: En
 export async function assertNotDirty(target: CommitTarget, commit: StepCommit): Promise<void> {
   if (!target.onBranch) return;
   const dirty: string[] = [];
-  const index = await readIndexEntries(target.repo.gitdir, new Set(commit.changes.keys()));
+  const index = await readIndexEntries(target.repo.indexDir ?? target.repo.gitdir, new Set(commit.changes.keys()));
   for (const [file, change] of commit.changes) {
     const fromWorktree = commit.fromWorktree?.has(file) ?? false;
     if (!fromWorktree && !(await sameAsCommitted(target.repo, target.parent, file))) {

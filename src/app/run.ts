@@ -124,9 +124,11 @@ export async function preflightRun(tuning: Tuning, name: string, opts: { concurr
     throw usageError('prose-not-committed', `prose has uncommitted changes: ${dirty.join(', ')}; a run uses the prose exactly as committed`,
       'git tune edit   # records them as an edit of the latest graded run (or: git stash)');
   }
-  const target = opts.target ? config.targets.find((t) => t.name === opts.target) : null;
-  if (opts.target && !target) {
-    throw usageError('no-such-target', `no target named ${opts.target}`, `git tune config   # targets: ${config.targets.map((t) => t.name).join(', ') || 'none'}`);
+  // A tuning pinned to a target (a fleet's: config `target`) runs it unless told another.
+  const wanted = opts.target ?? config.target;
+  const target = wanted ? config.targets.find((t) => t.name === wanted) : null;
+  if (wanted && !target) {
+    throw usageError('no-such-target', `no target named ${wanted}`, `git tune config   # targets: ${config.targets.map((t) => t.name).join(', ') || 'none'}`);
   }
   const ids = casesOf(tuning, name);
   const dataset = new Map((await tuning.loadDataset()).map((c) => [c.id, c]));

@@ -121,3 +121,99 @@ export function createLiveView(opts: LiveViewOptions): LiveView {
     },
   };
 }
+
+/**
+ * The live view of `git tune auto --fleet`: one line per target under the
+ * log on a terminal (its step, its run's cases, what it spent), redrawn in
+ * place; plain lines elsewhere. Each target's narration is prefixed with
+ * `[<target>]`, so interleaved lines still say whose they are.
+ */
+export interface FleetView {
+  /** The view one target's driver writes to. */
+  target(name: string): LiveView;
+  log(text: string): void;
+  close(): void;
+}
+
+export function createFleetView(opts: LiveViewOptions, targets: readonly string[]): FleetView {
+  const started = opts.clock().getTime();
+  interface Slot { step: string; run: string | null; done: number; running: Map<string, number>; spent: Usage }
+  const slots = new Map<string, Slot>(targets.map((t) => [t, { step: 'starting', run: null, done: 0, running: new Map(), spent: { tokens: 0, costUsd: 0 } }]));
+  const width = Math.max(...targets.map((t) => t.length), 6);
+  const panel = (): string[] => {
+    const now = opts.clock().getTime();
+    const total = [...slots.values()].reduce((u, s) => ({ tokens: u.tokens + s.spent.tokens, costUsd: u.costUsd + s.spent.costUsd }), { tokens: 0, costUsd: 0 });
+    const lines = [`${opts.title} · ${formatElapsed(now - started)} · ${fmt(total.tokens)} tokens (${usd(total.costUsd)}) this session`];
+    for (const [name, s] of slots) {
+      // The step's number and kind, its run's cases and the cost first: a narrow terminal cuts the step's message.
+      const colon = s.step.indexOf(': ');
+      const [kind, what] = colon < 0 ? [s.step, ''] : [s.step.slice(0, colon), s.step.slice(colon + 2)];
+      const cases = s.run ? ` · ${s.run}: ${s.done} finished${s.running.size ? `, ${s.running.size} running` : ''}` : '';
+      lines.push(`  ${name.padEnd(width)}  ${kind}${cases} · ${usd(s.spent.costUsd)}${what ? ` · ${what}` : ''}`);
+    }
+    const cols = Math.max(20, opts.columns() - 1);
+    return lines.map((l) => (l.length > cols ? `${l.slice(0, cols - 1)}…` : l));
+  };
+  let drawn = 0;
+  let closed = false;
+  const erase = () => {
+    if (drawn > 0) opts.write(`\x1b[${drawn}F\x1b[0J`);
+    drawn = 0;
+  };
+  const draw = () => {
+    if (!opts.tty || closed) return;
+    const lines = panel();
+    erase();
+    opts.write(`${lines.join('\n')}\n`);
+    drawn = lines.length;
+  };
+  const log = (text: string, prefix = '') => {
+    const lines = text.replace(/\r/g, '').split('\n').filter((l) => l.trim() !== '');
+    if (lines.length === 0) return;
+    const out = `${lines.map((l) => `${prefix}${l}`).join('\n')}\n`;
+    if (opts.tty && !closed) {
+      erase();
+      opts.write(out);
+      draw();
+    } else opts.write(out);
+  };
+  const timer = opts.tty ? setInterval(draw, 1000) : null;
+  timer?.unref();
+  return {
+    target(name) {
+      const slot = slots.get(name)!;
+      const prefix = `[${name}] `;
+      return {
+        step(text) {
+          slot.step = text.replace(/^\S+ · /, '');
+          slot.run = null;
+          slot.running.clear();
+          log(text, prefix);
+        },
+        log: (text, indent = '') => log(text, `${prefix}${indent}`),
+        caseEvent(event) {
+          if (slot.run !== event.run) {
+            slot.run = event.run;
+            slot.done = 0;
+            slot.running.clear();
+          }
+          if (event.kind === 'started') slot.running.set(event.id, opts.clock().getTime());
+          else {
+            slot.running.delete(event.result.id);
+            slot.done++;
+            slot.spent.tokens += event.result.tokens;
+            slot.spent.costUsd += event.result.costUsd;
+          }
+          draw();
+        },
+        close() {},
+      };
+    },
+    log: (text) => log(text),
+    close() {
+      if (timer) clearInterval(timer);
+      if (opts.tty && !closed) erase();
+      closed = true;
+    },
+  };
+}

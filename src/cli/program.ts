@@ -11,6 +11,7 @@ import * as demo from './commands/demo.js';
 import * as difficult from './commands/difficult.js';
 import * as edit from './commands/edit.js';
 import * as final from './commands/final.js';
+import * as fleet from './commands/fleet.js';
 import * as grade from './commands/grade.js';
 import * as hooks from './commands/hooks.js';
 import * as importCommand from './commands/import.js';
@@ -55,7 +56,7 @@ ${exitCodesHelp()}`)
 
   for (const command of [
     init, next, status, config, dataset, select, batch, run, final, show, report, grade, edit, revert,
-    difficult, memory, auto, demo, log, review, pr, hooks, sync, importCommand,
+    difficult, memory, auto, fleet, demo, log, review, pr, hooks, sync, importCommand,
   ]) command.register(program);
   return program;
 }

@@ -132,8 +132,13 @@ export const configSchema = z
       )
       .default([])
       .describe('target models: [{name, env}] passed to the runner as TUNE_TARGET and env'),
+    target: z.string().min(1).optional()
+      .describe('the target every run of this tuning uses (one of `targets`; `git tune fleet` sets it)'),
   })
-  .refine((c) => c.maxBatch >= c.minBatch, { message: 'maxBatch must be at least minBatch', path: ['maxBatch'] });
+  .refine((c) => c.maxBatch >= c.minBatch, { message: 'maxBatch must be at least minBatch', path: ['maxBatch'] })
+  .refine((c) => c.target === undefined || c.targets.some((t) => t.name === c.target), {
+    message: 'must name one of `targets`', path: ['target'],
+  });
 
 export type ConfigInput = z.input<typeof configSchema>;
 export type Config = z.output<typeof configSchema> & { concurrency: number };
@@ -171,7 +176,7 @@ export const CONFIG_TOP_KEYS: readonly string[] = Object.keys(configSchema.shape
  * Settings a new config.yaml leaves out (`git tune init`, `import`): rarely
  * changed, their defaults hold until `git tune config set` adds them.
  */
-const LEFT_OUT_BY_INIT = new Set(['concurrency', 'memory', 'targets']);
+const LEFT_OUT_BY_INIT = new Set(['concurrency', 'memory', 'targets', 'target']);
 
 /** The values `git tune init` writes to a new config.yaml: the schema's defaults, fresh on every call. */
 export function initConfigValues(): Record<string, unknown> {

@@ -24,6 +24,8 @@ export const ERROR_CODES = [
   'shard-not-whole', 'shards-do-not-match', 'shards-stale', 'tag-exists', 'tuning-dir-exists',
   'tuning-exists', 'uncommitted-changes', 'unconfirmed-edits', 'unknown-case', 'unknown-config-key',
   'unknown-preset', 'void-first', 'why-without-keep',
+  // fleets of target models, auto's filters and limits
+  'bad-minutes', 'bad-pick', 'bad-target-name', 'bad-worktree', 'fleet-exists', 'no-match', 'no-such-fleet',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -26,6 +26,8 @@ export function isFinalRun(name: string): boolean {
 
 const RUN_NAME = /^batch(\d{2,})-(nomem|mem)-run([1-9]\d*)$/;
 const TUNING_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+/** A target model's name where it is part of a tuning's name (`support@gpt-4o`): the characters of a tuning name. */
+const TARGET_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const CASE_ID = /^[A-Za-z0-9._-]+$/;
 
 export function formatRunName(run: RunId): string {
@@ -46,8 +48,30 @@ export function parseRunName(name: string): RunId | null {
   return { kind: 'batch', batch, half: m[2] as Half, number: Number(m[3]) };
 }
 
+const plainName = (name: string) => TUNING_NAME.test(name) && !name.endsWith('.lock') && !name.includes('..') && !name.endsWith('.');
+
+/**
+ * A tuning's name: letters, digits, `.`, `_`, `-`; or a fleet's tuning of one
+ * target, `<fleet>@<target>` (docs/git-model.md, Fleets), both parts such names.
+ */
 export function isValidTuningName(name: string): boolean {
-  return TUNING_NAME.test(name) && !name.endsWith('.lock') && !name.includes('..') && !name.endsWith('.');
+  const fleet = parseFleetTuning(name);
+  return fleet ? plainName(fleet.fleet) && isValidTargetName(fleet.target) : plainName(name);
+}
+
+/** Whether a target's name can be part of a fleet tuning's name (and so of its branch and folder). */
+export function isValidTargetName(target: string): boolean {
+  return TARGET_NAME.test(target) && !target.endsWith('.lock') && !target.includes('..') && !target.endsWith('.');
+}
+
+/** The tuning of `target` in fleet `fleet`: branch `tune/<fleet>@<target>`, files in `.tune/<fleet>@<target>/`. */
+export const fleetTuningName = (fleet: string, target: string) => `${fleet}@${target}`;
+
+/** `support@gpt-4o` → {fleet: support, target: gpt-4o}; null for a name without exactly one `@`. */
+export function parseFleetTuning(name: string): { fleet: string; target: string } | null {
+  const at = name.indexOf('@');
+  if (at <= 0 || at !== name.lastIndexOf('@') || at === name.length - 1) return null;
+  return { fleet: name.slice(0, at), target: name.slice(at + 1) };
 }
 
 export function isValidCaseId(id: string): boolean {

@@ -15,7 +15,7 @@ import { batchLabel } from './names.js';
  * (localPath): the run store (runs/<run>/cases/<id>.json), the fold cache
  * (cache/), the step journal (pending-step.json), auto's stop file (stop),
  * the tool lock (lock), final-check shards (shards/), prose put aside during
- * a run (changed-during-run/); and `<gitdir>/tune/` itself holds the
+ * a run (changed-during-run/), a fleet target's linked worktree (worktree/); and `<gitdir>/tune/` itself holds the
  * hooks' state (hook-commit.json) and lock owners (.locks/).
  */
 export const tuningDir = (tuning: string) => `.tune/${tuning}`;
@@ -65,4 +65,4 @@ export const localRoot = (gitdir: string) => path.join(gitdir, 'tune');
 /** Local state of tuning `tuning`: `<gitdir>/tune/<name>/<parts…>`. */
 export const localPath = (gitdir: string, tuning: string, part: LocalPart, ...rest: string[]) => path.join(gitdir, 'tune', tuning, part, ...rest);
 /** Each kind of local state of a tuning (what follows is a run, shard or file name). */
-export type LocalPart = 'runs' | 'cache' | 'pending-step.json' | 'stop' | 'lock' | 'shards' | 'changed-during-run';
+export type LocalPart = 'runs' | 'cache' | 'pending-step.json' | 'stop' | 'lock' | 'shards' | 'changed-during-run' | 'worktree';

@@ -80,6 +80,8 @@ export interface GitRepo {
   /** The working tree root. */
   readonly dir: string;
   readonly gitdir: string;
+  /** Where this working tree's index lives, when not in `gitdir` (a linked worktree's private git dir). */
+  readonly indexDir?: string;
   readonly backend: GitBackend;
 
   resolveRef(ref: string): Promise<string | null>;

@@ -2,11 +2,12 @@ import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { AllResult, AutoOptions, AutoResult, AutoSession } from '../../app/auto.js';
+import type { FleetAutoResult } from '../../app/auto-fleet.js';
 import { DryRun } from '../../app/dry-run.js';
 import { EXIT, usageError } from '../../errors.js';
 import { killAll } from '../../run/process.js';
 import { act, dryRunOpt, json, tuningOpt } from '../command.js';
-import { createLiveView, type LiveView } from '../live.js';
+import { createFleetView, createLiveView, type LiveView } from '../live.js';
 import { printJson, table, type CommandIO } from '../io.js';
 import { nextAfter } from './next.js';
 
@@ -18,17 +19,28 @@ export function register(program: CommandUnknownOpts): void {
       .option('--until <step>', 'stop before a step: `final` stops before the final check')
       .option('--plain', 'plain append-only lines (the default when not on a terminal)')
       .option('--all', 'every tune/* branch that has a config, in turn (switching with git switch), then a table of outcomes')
+      .option('--only <glob>', 'with --all: only the tunings whose name matches the glob (e.g. \'support*\')')
+      .option('--fleet <name>', 'every target of fleet <name> at once (`git tune fleet`), under one shared budget')
       .option('--max-cost-usd <usd>', 'a ceiling on what this auto spends, shared by every tuning it drives (each keeps its own budget too)')
       .option('--max-tokens <n>', 'a ceiling on the tokens this auto spends, shared like --max-cost-usd')
+      .option('--max-minutes <n>', 'a wall-clock limit: once N minutes have passed, stop at the next step boundary (exit 3; auto again resumes)')
       .addOption(dryRunOpt())
       .addOption(json())
-      .addHelpText('after', `\nCtrl-C or \`git tune stop\` stops at the next safe point; \`git tune auto\` again carries on from history.`),
+      .addHelpText('after', `
+Ctrl-C or \`git tune stop\` stops at the next safe point; \`git tune auto\` again carries on from history.
+--max-minutes never stops a step midway: a run once started finishes its cases.
+
+Examples:
+  git tune auto --max-minutes 30
+  git tune auto --all --only 'support*' --max-cost-usd 10
+  git tune auto --fleet support          # then: git tune fleet support --report`),
     run,
   );
   act(
     program
       .command('stop')
       .description('ask a running `git tune auto` to stop at the next safe point')
+      .option('--fleet <name>', 'every target of fleet <name> (`git tune auto --fleet`)')
       .addOption(json())
       .addOption(tuningOpt()),
     stop,
@@ -40,8 +52,11 @@ export interface AutoCommandOptions {
   json?: boolean;
   plain?: boolean;
   all?: boolean;
+  only?: string;
+  fleet?: string;
   maxCostUsd?: string;
   maxTokens?: string;
+  maxMinutes?: string;
 }
 
 /** The live view on stderr: redrawn in place on a terminal, plain lines otherwise (SPEC: stderr is narration). */
@@ -132,13 +147,26 @@ function renderAll(result: AllResult): string {
 const renderOne = (r: AutoResult) =>
   `${r.tuning}: ${r.outcome}: ${r.message} (${r.steps.length} step${r.steps.length === 1 ? '' : 's'}, ${r.spent.tokens.toLocaleString('en-US')} tokens, ${usd(r.spent.costUsd)})`;
 
+/** `--max-minutes N`: a number of minutes above 0 (fractions allowed). */
+export function parseMinutes(text: string | undefined): number | null {
+  if (text === undefined) return null;
+  const n = Number(text);
+  if (text.trim() === '' || !Number.isFinite(n) || n <= 0) {
+    throw usageError('bad-minutes', `--max-minutes takes a number of minutes above 0 (got ${text})`, 'git tune auto --max-minutes 30');
+  }
+  return n;
+}
+
 async function run(io: CommandIO, opts: AutoCommandOptions): Promise<void> {
   if (opts.until !== undefined && opts.until !== 'final') {
     throw usageError('bad-until', `--until takes \`final\` (got ${opts.until})`, 'git tune auto --until final');
   }
+  if (opts.only !== undefined && !opts.all) throw usageError('bad-options', '--only filters the tunings --all drives', `git tune auto --all --only '${opts.only}'`);
+  if (opts.fleet !== undefined && opts.all) throw usageError('bad-options', '--fleet drives one fleet; --all every tuning in turn: give one of them', `git tune auto --fleet ${opts.fleet}`);
+  const minutes = parseMinutes(opts.maxMinutes);
   if (io.dryRun) {
     // Every step auto takes starts a runner, judge or editor, or follows one: a dry run says the first and stops.
-    if (opts.all) throw usageError('bad-options', '--dry-run says the next step of one tuning: run it on that tuning\'s branch', 'git tune auto --dry-run');
+    if (opts.all || opts.fleet) throw usageError('bad-options', '--dry-run says the next step of one tuning: run it on that tuning\'s branch', 'git tune auto --dry-run');
     const step = await nextAfter(io, undefined);
     throw new DryRun([], `follow \`git tune next\`: ${step.message}${step.command ? ` (${step.command})` : ''}; then the steps after it, until ${opts.until === 'final' ? 'the final check' : 'the tuning is done or needs a person'}`);
   }
@@ -147,12 +175,14 @@ async function run(io: CommandIO, opts: AutoCommandOptions): Promise<void> {
     maxCostUsd: parseCeiling(opts.maxCostUsd, '--max-cost-usd', false),
     maxTokens: parseCeiling(opts.maxTokens, '--max-tokens', true),
   });
+  if (minutes !== null) session.deadline = { at: io.clock().getTime() + minutes * 60_000, minutes };
+  if (opts.fleet !== undefined) return runFleet(io, opts, opts.fleet, session);
   const view = autoView(io, opts.all ? 'git tune auto --all' : 'git tune auto', Boolean(opts.plain));
   const release = interruptAuto(session, (line) => view.log(line));
   const options = autoOptions(io, view, session, opts.until === 'final' ? 'final' : undefined);
   let result: AllResult | AutoResult;
   try {
-    result = opts.all ? await autoAll(io.cwd, options) : await autoTuning(io.cwd, options);
+    result = opts.all ? await autoAll(io.cwd, { ...options, only: opts.only }) : await autoTuning(io.cwd, options);
   } finally {
     release();
     view.close();
@@ -162,9 +192,51 @@ async function run(io: CommandIO, opts: AutoCommandOptions): Promise<void> {
   process.exitCode = result.exitCode;
 }
 
+/** `git tune auto --fleet <name>`: every target at once, one live line each, then a table and the fleet's report. */
+async function runFleet(io: CommandIO, opts: AutoCommandOptions, fleet: string, session: AutoSession): Promise<void> {
+  const [{ autoFleet }, { openRepo }, { requireFleet }, { renderFleetReport }] = await Promise.all([
+    import('../../app/auto-fleet.js'), import('../../git/open.js'), import('../../app/fleet.js'), import('../../core/fleet.js'),
+  ]);
+  const members = await requireFleet(await openRepo(io.cwd), fleet);
+  const tty = !opts.plain && Boolean(process.stderr.isTTY) && !io.env.NO_COLOR && io.env.TERM !== 'dumb';
+  const view = createFleetView({ title: `git tune auto --fleet ${fleet}`, write: (s) => process.stderr.write(s), tty, columns: () => process.stderr.columns || 100, clock: io.clock },
+    members.map((m) => m.target));
+  const release = interruptAuto(session, (line) => view.log(line));
+  let result: FleetAutoResult;
+  try {
+    result = await autoFleet(io.cwd, fleet, {
+      session, env: io.env, say: (line) => view.log(line),
+      optionsFor: (m) => autoOptions(io, view.target(m.target), session, opts.until === 'final' ? 'final' : undefined),
+    });
+  } finally {
+    release();
+    view.close();
+  }
+  if (opts.json) printJson(io, result);
+  else {
+    io.out(renderAll({ tunings: result.tunings, skipped: result.skipped, spent: result.spent, ceiling: result.ceiling, exitCode: result.exitCode }));
+    for (const dir of result.kept) io.out(`kept ${path.relative(io.cwd, dir)}: it holds changes not yet recorded (auto --fleet again records them)`);
+    io.out(`\n${renderFleetReport(result.report).trimEnd()}`);
+  }
+  process.exitCode = result.exitCode;
+}
+
 /** `git tune stop`: ask a running auto to stop at the next safe point. */
-async function stop(io: CommandIO, opts: { json?: boolean; tuning?: string }): Promise<void> {
+async function stop(io: CommandIO, opts: { json?: boolean; tuning?: string; fleet?: string }): Promise<void> {
   const [{ stopFile }, { openTuning }] = await Promise.all([import('../../app/auto.js'), import('../../app/tuning.js')]);
+  if (opts.fleet !== undefined) {
+    const [{ openRepo }, { requireFleet }] = await Promise.all([import('../../git/open.js'), import('../../app/fleet.js')]);
+    const repo = await openRepo(io.cwd);
+    const members = await requireFleet(repo, opts.fleet);
+    for (const m of members) {
+      const file = stopFile(repo.gitdir, m.tuning);
+      await fs.mkdir(path.dirname(file), { recursive: true });
+      await fs.writeFile(file, `${io.now.toISOString()}\n`);
+    }
+    if (opts.json) printJson(io, { fleet: opts.fleet, tunings: members.map((m) => m.tuning), requested: true });
+    else io.out(`asked auto on fleet ${opts.fleet} (${members.map((m) => m.target).join(', ')}) to stop: running cases finish and are kept, then it exits`);
+    return;
+  }
   const tuning = await openTuning(io.cwd, opts.tuning);
   const file = stopFile(tuning.repo.gitdir, tuning.name);
   await fs.mkdir(path.dirname(file), { recursive: true });
