@@ -25,6 +25,8 @@
  * for the question it answers "I don't know." (wrong for any case that
  * expects an answer).
  */
+import { editorBrain, judgeBrain } from './model-brain-roles.js';
+
 export type Wire = 'openai' | 'anthropic';
 
 export interface BrainToolCall {
@@ -67,6 +69,10 @@ export type Brain = (request: BrainRequest) => BrainReply;
 /** The default brain: a dispatch on the role the request is for. */
 export const brain: Brain = (request) => {
   switch (request.output?.name) {
+    case 'verdict':
+      return judgeBrain(request);
+    case 'edits':
+      return editorBrain(request);
     default:
       return runnerBrain(request);
   }
