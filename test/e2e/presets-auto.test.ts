@@ -3,6 +3,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tuneAsync, tuneOk } from '../helpers/cli.js';
+import { brain, type Brain } from '../helpers/model-brain.js';
 import { startModelServer, type ModelServer } from '../helpers/model-server.js';
 import { TempRepo } from '../helpers/repo.js';
 import { stepCommits, yamlCases } from '../helpers/tuning.js';
@@ -41,15 +42,14 @@ afterAll(async () => {
   for (const r of repos) r.cleanup();
 });
 
-/** A repository whose tuning has every role on a preset of `preset`. */
-async function presetRepo(preset: 'openai-chat' | 'anthropic', env: Record<string, string>): Promise<TempRepo> {
+/** A repository whose tuning has the judge and editor on `preset`, and the runner on `runner` (default the same). */
+async function presetRepo(preset: 'openai-chat' | 'anthropic', env: Record<string, string>, runnerPreset: 'openai-chat' | 'anthropic' = preset): Promise<TempRepo> {
   const repo = TempRepo.create({ ...PROSE, 'cases.yaml': yamlCases(CASES) });
   repos.push(repo);
   await tuneOk(repo, ['init', 'shop', '--prose', 'agents/prompts/**/*.md', '--memory-policy', 'agents/memory-policy.md', '--runner', 'node none.js', '--dataset', 'cases.yaml'], env);
-  const options = { model: preset === 'anthropic' ? 'claude-loop' : 'gpt-loop', maxRetries: 1 };
-  for (const role of ['runner', 'judge', 'editor']) {
-    await tuneOk(repo, ['config', 'set', role, JSON.stringify({ preset, options: role === 'runner' ? { ...options, system: Object.keys(PROSE).filter((f) => f.includes('prompts')) } : options })], env);
-  }
+  const options = (p: string) => ({ model: p === 'anthropic' ? 'claude-loop' : 'gpt-loop', maxRetries: 1 });
+  await tuneOk(repo, ['config', 'set', 'runner', JSON.stringify({ preset: runnerPreset, options: { ...options(runnerPreset), system: Object.keys(PROSE).filter((f) => f.includes('prompts')) } })], env);
+  for (const role of ['judge', 'editor']) await tuneOk(repo, ['config', 'set', role, JSON.stringify({ preset, options: options(preset) })], env);
   for (const [key, value] of [['minBatch', '4'], ['maxBatch', '4'], ['recheck', '0'], ['concurrency', '2'], ['maxRuns', '3']]) {
     await tuneOk(repo, ['config', 'set', key!, value!], env);
   }
@@ -72,7 +72,7 @@ function everything(repo: TempRepo): string {
   return `${objects}\n${files.join('\n')}`;
 }
 
-describe('git tune auto with the runner, judge and editor on presets', () => {
+describe.concurrent('git tune auto with the runner, judge and editor on presets', () => {
   it('openai-chat: to VERIFIED; the judge\'s proposals become prose edits that fix the cases, and the key is nowhere', async () => {
     const env = { OPENAI_BASE_URL: server.openaiBase, OPENAI_API_KEY: KEY };
     const repo = await presetRepo('openai-chat', env);
@@ -119,4 +119,59 @@ describe('git tune auto with the runner, judge and editor on presets', () => {
     repo.fsck();
     expect(repo.git('status', '--porcelain').trim()).toBe('');
   }, 240_000);
+
+  describe('judge and editor on the anthropic wire, an editor whose patch does not apply', () => {
+    /** The loopback brain, with the editor's patches broken for the first `bad` edits requests (a context line the file does not hold). */
+    const breaking = (bad: number): { brain: Brain; asked: () => number } => {
+      let asked = 0;
+      return {
+        asked: () => asked,
+        brain: (request) => {
+          const reply = brain(request);
+          if (request.output?.name !== 'edits' || reply.kind !== 'json') return reply;
+          asked++;
+          if (asked > bad) return reply;
+          const json = reply.json as { edits: Array<{ file: string; patch: string }> };
+          return { kind: 'json', json: { ...json, edits: json.edits.map((e) => ({ ...e, patch: '@@ -1,2 +1,3 @@\n # Nothing like this file\n+- When asked about anything, answer: no\n' })) } };
+        },
+      };
+    };
+
+    it('asked again once, the fixed patch applies and the tuning ends VERIFIED', async () => {
+      const script = breaking(1);
+      const own = await startModelServer({ brain: script.brain });
+      try {
+        const env = { ANTHROPIC_BASE_URL: own.anthropicBase, ANTHROPIC_API_KEY: KEY, OPENAI_BASE_URL: own.openaiBase, OPENAI_API_KEY: KEY };
+        const repo = await presetRepo('anthropic', env, 'openai-chat');
+        const r = await tuneAsync(repo, ['auto'], env);
+        expect(r.code, `${r.stderr.slice(-3000)}\n${r.stdout}`).toBe(0);
+        expect(r.stdout).toMatch(/^shop: done: the final check is VERIFIED/m);
+        expect(script.asked()).toBe(2);
+        const editRequests = own.requests.filter((q) => q.normalized?.output?.name === 'edits');
+        expect(editRequests.every((q) => q.wire === 'anthropic' && q.headers['x-api-key'] === KEY)).toBe(true);
+        const again = editRequests[1]!.normalized!.messages.at(-1)!;
+        expect(again).toMatchObject({ role: 'user', text: expect.stringContaining('the patch does not apply: hunk 1 of 1 does not match the file\'s text') });
+        expect(own.requests.filter((q) => q.normalized?.output?.name === 'verdict').every((q) => q.wire === 'anthropic')).toBe(true);
+        expect(everything(repo)).not.toContain(KEY);
+      } finally {
+        await own.close();
+      }
+    }, 240_000);
+
+    it('still failing, the editor step fails with the reason and the prose is as committed', async () => {
+      const own = await startModelServer({ brain: breaking(2).brain });
+      try {
+        const env = { ANTHROPIC_BASE_URL: own.anthropicBase, ANTHROPIC_API_KEY: KEY, OPENAI_BASE_URL: own.openaiBase, OPENAI_API_KEY: KEY };
+        const repo = await presetRepo('anthropic', env, 'openai-chat');
+        const r = await tuneAsync(repo, ['auto'], env);
+        expect(r.code).not.toBe(0);
+        expect(`${r.stdout}${r.stderr}`).toMatch(/^shop: error: edit failed \(exit 2\): the editor failed on batch01-nomem-run1 \(exit 1\): .*editor preset: the editor's patches failed twice \(asked again once\): agents\/prompts\/[a-z]+\.md: the patch does not apply/);
+        expect(`${r.stdout}${r.stderr}`).not.toContain(KEY);
+        expect(repo.git('status', '--porcelain', '--', 'agents').trim()).toBe('');
+        expect(stepCommits(repo, 'tune/shop').filter((s) => s.step === 'edit')).toEqual([]);
+      } finally {
+        await own.close();
+      }
+    }, 240_000);
+  });
 });
