@@ -39,7 +39,7 @@ function strictObjects(schema: unknown, at = '$'): string[] {
     if (JSON.stringify([...(s.required ?? [])].sort()) !== JSON.stringify(keys)) out.push(`${at}: required ${JSON.stringify(s.required)} is not every property ${JSON.stringify(keys)}`);
   }
   for (const [k, v] of Object.entries(s)) {
-    if (k === '$schema' || k === 'default') out.push(`${at}: has ${k}`);
+    if (['$schema', 'default', 'minLength', 'maxLength'].includes(k)) out.push(`${at}: has ${k}`);
     if (v && typeof v === 'object') out.push(...strictObjects(v, `${at}.${k}`));
   }
   return out;
@@ -59,6 +59,8 @@ describe('judge preset: the request', () => {
     expect(schema.properties.rubric.properties.r1.enum).toEqual(['met', 'partial', 'missed']);
     expect(schema.properties.proposals.items.properties.file.enum).toEqual(['agents/prompts/billing.md', 'agents/memory-policy.md']);
     expect(Object.keys(schema.properties).sort()).toEqual(Object.keys(judgeOutputSchema.shape).sort());
+    // No temperature of ours: some models take none but their default, and options.temperature is the user's.
+    expect(request.temperature).toBeUndefined();
   });
 
   it('a case without rubric or expected still gets a closed verdict schema', () => {

@@ -115,7 +115,6 @@ export function editorRequest(input: EditorInput): ChatRequest {
   return {
     messages: [{ role: 'system', content: system(input.half) }, { role: 'user', content: parts.join('\n\n') }],
     output: { name: EDITS, schema: wireSchema(editsSchema(editable)) },
-    temperature: 0,
   };
 }
 

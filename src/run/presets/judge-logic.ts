@@ -142,7 +142,6 @@ export function judgeRequest(input: JudgeCaseInput): ChatRequest {
   return {
     messages: [{ role: 'system', content: SYSTEM }, { role: 'user', content: parts.join('\n\n') }],
     output: { name: VERDICT, schema: wireSchema(verdictSchema(rubricIdsOf(input), input.prose.map((f) => f.path))) },
-    temperature: 0,
   };
 }
 
