@@ -42,14 +42,14 @@ afterAll(async () => {
   for (const r of repos) r.cleanup();
 });
 
-/** A repository whose tuning has the judge and editor on `preset`, and the runner on `runner` (default the same). */
-async function presetRepo(preset: 'openai-chat' | 'anthropic', env: Record<string, string>, runnerPreset: 'openai-chat' | 'anthropic' = preset): Promise<TempRepo> {
+/** A repository whose tuning has every role on `preset`. */
+async function presetRepo(preset: 'openai-chat' | 'anthropic', env: Record<string, string>): Promise<TempRepo> {
   const repo = TempRepo.create({ ...PROSE, 'cases.yaml': yamlCases(CASES) });
   repos.push(repo);
   await tuneOk(repo, ['init', 'shop', '--prose', 'agents/prompts/**/*.md', '--memory-policy', 'agents/memory-policy.md', '--runner', 'node none.js', '--dataset', 'cases.yaml'], env);
-  const options = (p: string) => ({ model: p === 'anthropic' ? 'claude-loop' : 'gpt-loop', maxRetries: 1 });
-  await tuneOk(repo, ['config', 'set', 'runner', JSON.stringify({ preset: runnerPreset, options: { ...options(runnerPreset), system: Object.keys(PROSE).filter((f) => f.includes('prompts')) } })], env);
-  for (const role of ['judge', 'editor']) await tuneOk(repo, ['config', 'set', role, JSON.stringify({ preset, options: options(preset) })], env);
+  const options = { model: preset === 'anthropic' ? 'claude-loop' : 'gpt-loop', maxRetries: 1 };
+  // The runner's system prompt is every prose file (its default): the rules the editor adds reach it.
+  for (const role of ['runner', 'judge', 'editor']) await tuneOk(repo, ['config', 'set', role, JSON.stringify({ preset, options })], env);
   for (const [key, value] of [['minBatch', '4'], ['maxBatch', '4'], ['recheck', '0'], ['concurrency', '2'], ['maxRuns', '3']]) {
     await tuneOk(repo, ['config', 'set', key!, value!], env);
   }
@@ -120,7 +120,7 @@ describe.concurrent('git tune auto with the runner, judge and editor on presets'
     expect(repo.git('status', '--porcelain').trim()).toBe('');
   }, 240_000);
 
-  describe('judge and editor on the anthropic wire, an editor whose patch does not apply', () => {
+  describe('every role on the anthropic wire, an editor whose patch does not apply', () => {
     /** The loopback brain, with the editor's patches broken for the first `bad` edits requests (a context line the file does not hold). */
     const breaking = (bad: number): { brain: Brain; asked: () => number } => {
       let asked = 0;
@@ -141,10 +141,11 @@ describe.concurrent('git tune auto with the runner, judge and editor on presets'
       const script = breaking(1);
       const own = await startModelServer({ brain: script.brain });
       try {
-        const env = { ANTHROPIC_BASE_URL: own.anthropicBase, ANTHROPIC_API_KEY: KEY, OPENAI_BASE_URL: own.openaiBase, OPENAI_API_KEY: KEY };
-        const repo = await presetRepo('anthropic', env, 'openai-chat');
+        const env = { ANTHROPIC_BASE_URL: own.anthropicBase, ANTHROPIC_API_KEY: KEY };
+        const repo = await presetRepo('anthropic', env);
         const r = await tuneAsync(repo, ['auto'], env);
         expect(r.code, `${r.stderr.slice(-3000)}\n${r.stdout}`).toBe(0);
+        expect(own.requests.every((q) => q.wire === 'anthropic' && q.headers['x-api-key'] === KEY)).toBe(true);
         expect(r.stdout).toMatch(/^shop: done: the final check is VERIFIED/m);
         expect(script.asked()).toBe(2);
         const editRequests = own.requests.filter((q) => q.normalized?.output?.name === 'edits');
@@ -161,8 +162,8 @@ describe.concurrent('git tune auto with the runner, judge and editor on presets'
     it('still failing, the editor step fails with the reason and the prose is as committed', async () => {
       const own = await startModelServer({ brain: breaking(2).brain });
       try {
-        const env = { ANTHROPIC_BASE_URL: own.anthropicBase, ANTHROPIC_API_KEY: KEY, OPENAI_BASE_URL: own.openaiBase, OPENAI_API_KEY: KEY };
-        const repo = await presetRepo('anthropic', env, 'openai-chat');
+        const env = { ANTHROPIC_BASE_URL: own.anthropicBase, ANTHROPIC_API_KEY: KEY };
+        const repo = await presetRepo('anthropic', env);
         const r = await tuneAsync(repo, ['auto'], env);
         expect(r.code).not.toBe(0);
         expect(`${r.stdout}${r.stderr}`).toMatch(/^shop: error: edit failed \(exit 2\): the editor failed on batch01-nomem-run1 \(exit 1\): .*editor preset: the editor's patches failed twice \(asked again once\): agents\/prompts\/[a-z]+\.md: the patch does not apply/);
