@@ -31,6 +31,8 @@ describe('editor preset: the request', () => {
     const mem = editorRequest(input({ half: 'mem', mayEdit: matcher(['agents/memory-policy.md']) }));
     expect(said(mem)).toContain('### agents/prompts/billing.md (read only in this half)');
     expect(said(mem)).toContain('with-memory half: only the memory-policy files may change');
+    expect(said(mem)).toContain('"Memory review" says what is short');
+    expect(said(editorRequest(input()))).toContain('"Cost review" says where');
     expect(mem.output?.name).toBe(EDITS);
     expect((mem.output!.schema as any).properties.edits.items.properties.file.enum).toEqual(['agents/memory-policy.md']);
   });

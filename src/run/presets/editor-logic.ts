@@ -89,8 +89,8 @@ function system(half: 'nomem' | 'mem'): string {
     'Make the smallest edits to the editable prose files that fix what the findings and the proposals show; skip a proposal',
     'that would not help or that contradicts another, and say so in `changes`.',
     half === 'mem'
-      ? 'This is the with-memory half: only the memory-policy files may change (they say what the agent saves and reads).'
-      : 'Only the files marked editable may change.',
+      ? 'This is the with-memory half: only the memory-policy files may change (they say what the agent saves and reads). The findings\' "Memory review" says what is short: too little saved, or a fact saved twice.'
+      : 'Only the files marked editable may change. A run with every case right can still have cost to cut: the findings\' "Cost review" says where.',
     '',
     'Each edit is a unified diff against the file exactly as shown:',
     '- hunks start with a line "@@ -<line>,<count> +<line>,<count> @@" (the numbers may be approximate: the context finds the place);',
