@@ -8,7 +8,7 @@ import { normalizeProsePath, type ProseFile } from './prose-files.js';
 import { wireSchema } from './wire-schema.js';
 
 /**
- * The editor preset's logic (docs/contracts.md, the editor and Presets): the
+ * The editor preset's logic (docs/contracts.md, the editor; docs/presets.md): the
  * findings of a graded run, the judge's merged proposals and the prose files
  * become one request for structured `edits`: a unified diff per file,
  * changes.md's text and the case ids the edit aims at. Each patch is applied

@@ -6,7 +6,7 @@ import { fenced, issuesText } from './prompt-text.js';
 import { wireSchema } from './wire-schema.js';
 
 /**
- * The judge preset's logic (docs/contracts.md, the judge and Presets): one
+ * The judge preset's logic (docs/contracts.md, the judge; docs/presets.md): one
  * case, its runner's result and the prose the agent ran with become one
  * request for a structured `verdict`; the reply is validated with the
  * judge contract's schema, never read out of free text. A reply that does
