@@ -83,6 +83,13 @@ describe('the openai-chat runner preset', () => {
     const writes = JSON.parse(readFileSync(repo.path('.tune/desk/runs/batch01-nomem-run1/memory-writes.json'), 'utf8'));
     expect(writes).toEqual({ teach: [expect.objectContaining({ path: 'the-wifi.md', op: 'added', content: '- When asked about the wifi, answer: tulip\n' })] });
 
+    // The conversation is kept in the logs ref: each request, reply (with usage) and tool call.
+    const transcript = repo.git('show', 'refs/tune-logs/desk:batch01-nomem-run1/teach/transcript.jsonl').trim().split('\n').map((l) => JSON.parse(l));
+    expect(transcript.map((e) => e.type)).toEqual(['request', 'reply', 'tool', 'request', 'reply', 'end']);
+    expect(transcript[2]).toMatchObject({ name: 'save_memory', arguments: { name: 'the-wifi.md' }, result: 'saved the-wifi.md (43 bytes)' });
+    expect(transcript[4].usage).toMatchObject({ model: 'gpt-4o-mini-2025-01-01' });
+    expect(repo.git('ls-tree', '-r', '--name-only', 'tune/desk')).not.toContain('transcript');
+
     passGrade(repo, 'batch01-nomem-run1');
     await tuneOk(repo, ['memory', 'candidate']);
     server.requests.length = 0;
@@ -142,5 +149,6 @@ describe('the API key', () => {
     };
     for (const [where, text] of Object.entries(places)) expect(text.includes(KEY), `${where} holds the key`).toBe(false);
     expect(places['git objects']).toContain('upstream refused [redacted]'); // the log was stored, redacted
+    expect(logs).toContain('transcript.jsonl');
   });
 });

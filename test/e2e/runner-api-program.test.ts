@@ -138,15 +138,15 @@ describe('the runner-api program', () => {
   });
 
   it('refuses a save outside the memory copy and tells the model, which goes on', async () => {
-    const names = ['../escape.md', '/etc/x', 'a/../../b', '.hidden', 'ok/fine.md'];
+    const names = ['../escape.md', '/etc/x', 'a/../../b', '.hidden', 'ok/fine.md', 'ok', 'ok/fine.md/deeper'];
     server.enqueue({ reply: { kind: 'tools', calls: names.map((name) => ({ name: 'save_memory', arguments: { name, content: 'x' } })) } }, { reply: { kind: 'tools', calls: [{ name: 'rm_rf', arguments: {} }] } });
     const r = await runOne({ input: 'refunds?' });
-    expect(r.result).toMatchObject({ answer: '30 days', llmCalls: 3, toolCalls: 6 });
+    expect(r.result).toMatchObject({ answer: '30 days', llmCalls: 3, toolCalls: 8 });
     expect(r.memory).toEqual({ 'ok/fine.md': 'x' });
     expect(existsSync(path.join(r.dir, 'escape.md'))).toBe(false);
     const results = r.transcript.filter((e) => e.type === 'tool').map((e) => e.result);
     expect(results.slice(0, 4).every((t: string) => t.startsWith('error: not saved:'))).toBe(true);
-    expect(results[5]).toBe('error: there is no tool named rm_rf');
+    expect(results.slice(4)).toEqual(['saved ok/fine.md (1 bytes)', 'error: not saved: ok is a folder in your memory', 'error: not saved: cannot write ok/fine.md/deeper (EEXIST)', 'error: there is no tool named rm_rf']);
   });
 
   it('offers memory past the inline limit by name, through read_memory, and counts only what was given or read', async () => {

@@ -248,3 +248,26 @@ describe.each(['openai-chat', 'anthropic'] as const)('the %s client', (preset) =
     expect(priced.usage.costUsd).toBe(priced.usage.inputTokens - priced.usage.cachedTokens + priced.usage.cachedTokens); // cached at the input price when none is set
   });
 });
+
+describe('the endpoints by default', () => {
+  const canned = (body: unknown) => new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } });
+  it('calls api.openai.com with max_completion_tokens, a compatible server with max_tokens, and api.anthropic.com by default', async () => {
+    const seen: Array<{ url: string; body: any }> = [];
+    const fetchStub = (async (url: string, init: RequestInit) => {
+      seen.push({ url, body: JSON.parse(String(init.body)) });
+      return url.includes('anthropic')
+        ? canned({ model: 'claude-haiku-4-5', content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn', usage: { input_tokens: 1, output_tokens: 1 } })
+        : canned({ model: 'gpt-4o', choices: [{ message: { content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1 } });
+    }) as unknown as typeof fetch;
+    const options = (model: string) => apiOptionsSchema.parse({ model, maxTokens: 64, temperature: 0.5 });
+    const messages = [{ role: 'user' as const, content: 'hi' }];
+    await makeModel('openai-chat', options('gpt-4o'), {}, { fetch: fetchStub }).chat({ messages });
+    await makeModel('openai-chat', options('llama3.1:8b'), { OPENAI_BASE_URL: 'http://localhost:11434/v1/' }, { fetch: fetchStub, log: () => {} }).chat({ messages });
+    await makeModel('anthropic', options('claude-haiku-4-5'), {}, { fetch: fetchStub }).chat({ messages });
+    expect(seen.map((s) => s.url)).toEqual(['https://api.openai.com/v1/chat/completions', 'http://localhost:11434/v1/chat/completions', 'https://api.anthropic.com/v1/messages']);
+    expect(seen[0]!.body).toMatchObject({ max_completion_tokens: 64, temperature: 0.5 });
+    expect(seen[0]!.body).not.toHaveProperty('max_tokens');
+    expect(seen[1]!.body).toMatchObject({ max_tokens: 64 });
+    expect(seen[2]!.body).toMatchObject({ max_tokens: 64, temperature: 0.5 });
+  });
+});

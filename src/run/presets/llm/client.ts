@@ -78,9 +78,12 @@ const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v >=
 function openAiWire(options: ApiOptions, env: Env): Wire {
   const keyEnv = options.apiKeyEnv ?? 'OPENAI_API_KEY';
   const key = env[keyEnv];
+  const base = trimSlash(env[options.baseUrlEnv ?? 'OPENAI_BASE_URL'] || 'https://api.openai.com/v1');
+  // OpenAI's reasoning models refuse `max_tokens` for `max_completion_tokens`, which not every compatible server knows yet.
+  const maxTokensKey = /^https:\/\/api\.openai\.com\//.test(`${base}/`) ? 'max_completion_tokens' : 'max_tokens';
   return {
     provider: 'the OpenAI-compatible endpoint',
-    url: `${trimSlash(env[options.baseUrlEnv ?? 'OPENAI_BASE_URL'] || 'https://api.openai.com/v1')}/chat/completions`,
+    url: `${base}/chat/completions`,
     headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
     keyEnv,
     body: (request) => ({
@@ -88,7 +91,7 @@ function openAiWire(options: ApiOptions, env: Env): Wire {
       messages: request.messages.map(openAiMessage),
       ...(request.tools?.length ? { tools: request.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } })) } : {}),
       ...(request.output ? { response_format: { type: 'json_schema', json_schema: { name: request.output.name, schema: request.output.schema, strict: true } } } : {}),
-      ...((request.maxTokens ?? options.maxTokens) !== undefined ? { max_tokens: request.maxTokens ?? options.maxTokens } : {}),
+      ...((request.maxTokens ?? options.maxTokens) !== undefined ? { [maxTokensKey]: request.maxTokens ?? options.maxTokens } : {}),
       ...((request.temperature ?? options.temperature) !== undefined ? { temperature: request.temperature ?? options.temperature } : {}),
     }),
     parse(body, request) {

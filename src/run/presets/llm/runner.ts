@@ -194,10 +194,14 @@ export async function runAgent(input: AgentInput): Promise<AgentResult> {
       if (problem) return `error: not saved: ${problem} (got ${JSON.stringify(name)})`;
       if (typeof call.arguments.content !== 'string') return 'error: not saved: content must be a string';
       const full = path.join(input.memoryDir, name as string);
-      await fs.mkdir(path.dirname(full), { recursive: true });
-      // A link the model could not have made would still not be followed out of the copy.
-      await fs.rm(full, { force: true });
-      await fs.writeFile(full, call.arguments.content);
+      try {
+        await fs.mkdir(path.dirname(full), { recursive: true });
+        // A link in the copy's place is replaced, never followed out of the copy.
+        await fs.rm(full, { force: true });
+        await fs.writeFile(full, call.arguments.content);
+      } catch (err) {
+        return `error: not saved: ${(err as NodeJS.ErrnoException).code === 'ERR_FS_EISDIR' ? `${name} is a folder in your memory` : `cannot write ${name} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`}`;
+      }
       return `saved ${name} (${Buffer.byteLength(call.arguments.content)} bytes)`;
     }
     if (call.name === 'read_memory') {
