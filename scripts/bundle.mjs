@@ -12,7 +12,7 @@
 //   code for ES modules, and V8 takes cached code for a script. Modules the
 //   program imports lazily stay lazy (esbuild runs a module's body on first
 //   import), so a command pays only for running what it uses;
-// - the runner presets (`./<preset>.js`), run as processes of their own.
+// - the presets' programs (`./<program>.js`: runner, judge and editor), run as processes of their own.
 //
 // Layout: dist/bin/ sits at the same depth as dist/cli/, so the paths our code
 // takes from import.meta.url (`../../package.json`, `../../templates`,
@@ -72,6 +72,8 @@ const entries = await build({
     // The presets' programs (src/run/presets/index.ts names them per role).
     'runner-api': 'src/run/presets/runner-api.ts',
     'runner-cli': 'src/run/presets/runner-cli.ts',
+    'judge-api': 'src/run/presets/judge-api.ts',
+    'editor-api': 'src/run/presets/editor-api.ts',
     'editor-cli': 'src/run/presets/editor-cli.ts',
   },
   format: 'esm',

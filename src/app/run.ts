@@ -319,6 +319,7 @@ async function runDueLocked(opened: Tuning, opts: RunOptions, ctx: RunContext): 
     name, ids, results, writes, concurrency, target: preflight.target?.name ?? null, startedAt, touched,
     logs: ids.map((id) => ({
       id, stdoutFile: path.join(store.logDir, `${id}.stdout`), stderrFile: path.join(store.logDir, `${id}.stderr`),
+      transcriptFile: path.join(store.logDir, `${id}.transcript.jsonl`),
       rawResult: stored.get(id)!.rawResult,
     })),
   }, ctx);

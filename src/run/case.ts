@@ -41,6 +41,8 @@ export interface CaseOutcome {
 
 /** Largest result file read: a runner that writes more gets a clear case error. */
 export const MAX_RESULT_BYTES = 16 * 1024 * 1024;
+/** Largest transcript kept in the logs ref. */
+export const MAX_TRANSCRIPT_BYTES = 8 * 1024 * 1024;
 
 const safeName = (id: string) => id.replace(/[^A-Za-z0-9._-]/g, '_');
 
@@ -74,6 +76,7 @@ export async function runCase(ctx: CaseContext, item: Case): Promise<CaseOutcome
   const workspace = path.join(dir, 'workspace');
   const caseFile = path.join(dir, 'case.json');
   const outputFile = path.join(dir, 'result.json');
+  const transcriptFile = path.join(dir, 'transcript.jsonl');
   await fs.mkdir(workspace, { recursive: true });
   await writeMemory(memoryDir, ctx.memory);
   await fs.writeFile(caseFile, `${JSON.stringify(item, null, 2)}\n`);
@@ -94,6 +97,7 @@ export async function runCase(ctx: CaseContext, item: Case): Promise<CaseOutcome
     TUNE_MEMORY: memoryDir,
     TUNE_WORKSPACE: workspace,
     TUNE_OUTPUT: outputFile,
+    TUNE_TRANSCRIPT: transcriptFile,
     TUNE_RUN: ctx.run,
     TUNE_CASE_ID: item.id,
     ...(ctx.target ? { TUNE_TARGET: ctx.target.name } : {}),
@@ -111,6 +115,12 @@ export async function runCase(ctx: CaseContext, item: Case): Promise<CaseOutcome
     if (secrets.length === 0) await fs.copyFile(from, to).catch(() => fs.writeFile(to, ''));
     else await fs.writeFile(to, redactText(await fs.readFile(from, 'utf8').catch(() => ''), secrets));
   }
+  // What the runner says it did (messages, tool calls), if it wrote it: kept in the logs ref, redacted, capped.
+  const transcript = await readCapped(transcriptFile, MAX_TRANSCRIPT_BYTES);
+  const transcriptLog = path.join(ctx.logDir, `${safeName(item.id)}.transcript.jsonl`);
+  await fs.rm(transcriptLog, { force: true });
+  if (transcript.tooBig) await fs.writeFile(transcriptLog, `${JSON.stringify({ type: 'truncated', note: `the transcript is ${(transcript.size / 1024 / 1024).toFixed(1)} MB; at most ${MAX_TRANSCRIPT_BYTES / 1024 / 1024} MB is kept` })}\n`);
+  else if (transcript.text) await fs.writeFile(transcriptLog, redactText(transcript.text, secrets));
 
   const after = await snapshotMemory(memoryDir);
   const writes = await diffMemory(memoryDir, before, after);

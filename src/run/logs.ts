@@ -9,7 +9,8 @@ import { crashPoint } from '../faults/crash.js';
 /**
  * Bulky per-case logs live on a ref of our own, `refs/tune-logs/<name>`, one
  * commit per run: stored in git and pushed with the branch, but never in the
- * tuning branch's diff (SPEC section 4). Tree: `<run>/<case>/{stdout,stderr,result.json}`.
+ * tuning branch's diff (SPEC section 4). Tree: `<run>/<case>/{stdout,stderr,result.json}`,
+ * and `transcript.jsonl` when the runner wrote one to TUNE_TRANSCRIPT.
  */
 export const logsRef = (tuning: string) => `refs/tune-logs/${tuning}`;
 
@@ -18,6 +19,8 @@ export interface CaseLogs {
   stdoutFile: string;
   stderrFile: string;
   rawResult: string | null;
+  /** The runner's transcript (redacted), when it wrote one. */
+  transcriptFile?: string;
 }
 
 export async function writeRunLogs(
@@ -31,6 +34,8 @@ export async function writeRunLogs(
     changes.set(`${run}/${l.id}/stdout`, { content: await read(l.stdoutFile) });
     changes.set(`${run}/${l.id}/stderr`, { content: await read(l.stderrFile) });
     if (l.rawResult !== null) changes.set(`${run}/${l.id}/result.json`, { content: l.rawResult });
+    const transcript = l.transcriptFile ? await fs.readFile(l.transcriptFile).catch(() => null) : null;
+    if (transcript && transcript.length > 0) changes.set(`${run}/${l.id}/transcript.jsonl`, { content: transcript });
   }
   const { author, committer } = await resolveIdentity(repo.gitdir, ctx.env, ctx.now);
   const message = formatMessage({ subject: `logs of ${run}`, body: '', trailers: [['Tune-Tuning', tuning], ['Tune-Run', run]] });
@@ -42,7 +47,7 @@ export async function writeRunLogs(
 }
 
 export async function readCaseLog(
-  repo: GitRepo, tuning: string, run: string, id: string, file: 'stdout' | 'stderr' | 'result.json',
+  repo: GitRepo, tuning: string, run: string, id: string, file: 'stdout' | 'stderr' | 'result.json' | 'transcript.jsonl',
 ): Promise<string | null> {
   const tip = await repo.resolveRef(logsRef(tuning));
   if (!tip) return null;

@@ -46,7 +46,7 @@ describe('the packed package', () => {
     expect(existsSync(path.join(pkg, 'templates', 'example'))).toBe(true);
     // The JSON Schema editors validate config.yaml with (docs/design.md).
     expect(existsSync(path.join(pkg, 'schema', 'config.schema.json'))).toBe(true);
-    for (const preset of ['runner-api.js', 'runner-cli.js', 'editor-cli.js']) expect(existsSync(path.join(pkg, 'dist', 'bin', preset))).toBe(true);
+    for (const preset of ['runner-api.js', 'runner-cli.js', 'judge-api.js', 'editor-api.js', 'editor-cli.js']) expect(existsSync(path.join(pkg, 'dist', 'bin', preset))).toBe(true);
   });
 
   it('runs on its own: --version, init with hooks, dataset import, next', () => {

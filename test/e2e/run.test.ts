@@ -187,7 +187,9 @@ describe('git tune run', () => {
       expect(r.code, r.stderr).toBe(0);
       expect(seen).toHaveLength(1);
       expect(seen[0]!.auth).toBe('Bearer sk-test-secret');
-      expect(seen[0]!.body.messages).toEqual([{ role: 'system', content: 'Answer politely.\n' }, { role: 'user', content: 'p1' }]);
+      const [system, user] = seen[0]!.body.messages;
+      expect(system.content).toContain('<file path="agents/prompt.md">\nAnswer politely.\n</file>');
+      expect(user).toEqual({ role: 'user', content: 'p1' });
       const result = JSON.parse(r.stdout).results[0];
       expect(result).toMatchObject({ answer: 'We answer politely.', right: true, tokens: 57, llmCalls: 1 });
       expect(result.usage[0]).toMatchObject({ model: 'loop-model', inputTokens: 50, outputTokens: 7, cachedTokens: 10 });

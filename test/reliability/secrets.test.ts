@@ -30,6 +30,7 @@ console.error('Authorization: Bearer ' + key + ' (db ' + process.env.DB_PASSWORD
 const mem = process.env.TUNE_MEMORY;
 fs.mkdirSync(path.join(mem, 'notes'), { recursive: true });
 fs.writeFileSync(path.join(mem, 'notes', item.id + '.md'), 'remember: the key is ' + key + '\\n');
+fs.writeFileSync(process.env.TUNE_TRANSCRIPT, JSON.stringify({ type: 'request', headers: { authorization: 'Bearer ' + key } }) + '\\n');
 const usage = [{ model: 'm', inputTokens: 10, outputTokens: 2 }];
 fs.writeFileSync(process.env.TUNE_OUTPUT, JSON.stringify(item.input === 'fail'
   ? { answer: null, usage, error: 'the endpoint refused key ' + key }
@@ -105,6 +106,7 @@ describe('a planted secret', () => {
     for (const [where, text] of Object.entries(grepAll(repo))) expectNoSecret(expect, where, text);
     outputs.forEach((o, i) => expectNoSecret(expect, `the output of command ${i + 1}`, o.stdout + o.stderr));
     expect(repo.git('ls-tree', '-r', '--name-only', 'refs/tune-logs/desk')).toContain('batch01-nomem-run1/k1/stdout');
+    expect(repo.git('show', 'refs/tune-logs/desk:batch01-nomem-run1/k1/transcript.jsonl')).toContain('Bearer [redacted:OPENAI_API_KEY]');
   });
 
   it('pasted into a file a step commits (findings, prose, settings), the step is refused, naming the file and the variable, not the value', async ({ expect }) => {

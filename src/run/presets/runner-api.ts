@@ -1,85 +1,107 @@
-import { readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { env, inputText, options, price, readCase, writeResult } from './common.js';
+import { apiOptionsSchema, isApiPreset, type ApiOptions } from '../../contracts/presets.js';
+import { redactText, secretsOf } from '../../core/redact.js';
+import { inputText, writeResult } from './common.js';
+import { makeModel } from './llm/client.js';
+import { findProse, runAgent, type ProseFile, type TranscriptEntry } from './llm/runner.js';
 
 /**
- * Runner preset `openai-chat`: one chat-completions call per case against an
- * OpenAI-compatible endpoint. System prompt from prose files, user message
- * from the case input, usage from the response. Config:
+ * Runner presets `openai-chat` and `anthropic` (TUNE_PRESET says which):
+ * the agent of ./llm/runner.ts over the HTTP client of ./llm/client.ts,
+ * speaking the runner contract (docs/contracts.md) like any user's runner.
  *
  *   runner:
- *     preset: openai-chat
+ *     preset: openai-chat              # or anthropic
  *     options:
- *       model: gpt-4o-mini
- *       system: [agents/prompts/system.md]   # prose files, joined
- *       baseUrlEnv: OPENAI_BASE_URL           # default; falls back to https://api.openai.com/v1
- *       apiKeyEnv: OPENAI_API_KEY             # default; the key never leaves the environment
- *       temperature: 0
+ *       model: gpt-4o-mini             # required
+ *       system: [agents/prompt.md]     # default: every file the prose and memoryPolicy globs match
+ *       baseUrlEnv: OPENAI_BASE_URL    # default; ANTHROPIC_BASE_URL for anthropic
+ *       apiKeyEnv: OPENAI_API_KEY      # default; ANTHROPIC_API_KEY for anthropic
+ *       maxTurns: 8                    # model calls per case (tool calls between them)
+ *       maxRetries: 4
+ *       requestTimeoutSec: 120
  *       pricing: { inputPerMTok: 0.15, outputPerMTok: 0.6 }
+ *
+ * Nothing here throws for anything the options, the prose or the endpoint
+ * do: every failure is a result (`error`, `void` or `sandboxDown`).
  */
-interface Options {
-  model?: string;
-  system?: string | string[];
-  baseUrlEnv?: string;
-  apiKeyEnv?: string;
-  temperature?: number;
-  pricing?: { inputPerMTok?: number; outputPerMTok?: number };
+type Env = Readonly<Record<string, string | undefined>>;
+
+const describeIssues = (issues: ReadonlyArray<{ path: PropertyKey[]; message: string }>, got: unknown) =>
+  issues.map((i) => {
+    const at = i.path.map(String).join('.');
+    const value = i.path.reduce<unknown>((v, k) => (v !== null && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[k] : undefined), got);
+    if (at && value === undefined) return `options.${at} is required`;
+    return `options${at ? `.${at}` : ''}: ${i.message}${at ? ` (got ${JSON.stringify(value)})` : ''}`;
+  }).join('; ');
+
+/** The options, or why they are wrong (naming the option). */
+export function parseOptions(preset: string, raw: string | undefined): { options: ApiOptions } | { error: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(raw ?? '{}');
+  } catch {
+    return { error: `runner preset ${preset}: TUNE_PRESET_OPTIONS is not JSON` };
+  }
+  const parsed = apiOptionsSchema.safeParse(json);
+  if (!parsed.success) return { error: `runner preset ${preset}: ${describeIssues(parsed.error.issues, json)} (e.g. options: {model: ${preset === 'anthropic' ? 'claude-sonnet-4-5' : 'gpt-4o-mini'}})` };
+  return { options: parsed.data };
 }
 
-async function main(): Promise<void> {
-  const opts = options<Options>();
-  const item = readCase();
-  const root = env('TUNE_ROOT');
-  const files = opts.system === undefined ? [] : Array.isArray(opts.system) ? opts.system : [opts.system];
-  const system = files.map((f) => readFileSync(path.join(root, f), 'utf8')).join('\n\n');
-  const baseUrl = (process.env[opts.baseUrlEnv ?? 'OPENAI_BASE_URL'] ?? 'https://api.openai.com/v1').replace(/\/$/, '');
-  const key = process.env[opts.apiKeyEnv ?? 'OPENAI_API_KEY'];
-  const model = opts.model ?? 'gpt-4o-mini';
-  const started = Date.now();
-  let response: Response;
-  try {
-    response = await fetch(`${baseUrl}/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
-      body: JSON.stringify({
-        model,
-        temperature: opts.temperature ?? 0,
-        messages: [...(system ? [{ role: 'system', content: system }] : []), { role: 'user', content: inputText(item.input) }],
-      }),
-    });
-  } catch (err) {
-    writeResult({ answer: null, void: `endpoint unreachable: ${(err as Error).message}` });
-    return;
+/** The prose of the system prompt: the files options.system names, else every file the tuning's globs match. */
+export async function readProse(root: string, options: ApiOptions, globsJson: string | undefined): Promise<ProseFile[]> {
+  let files: string[];
+  if (options.system !== undefined) files = Array.isArray(options.system) ? options.system : [options.system];
+  else {
+    const scope = JSON.parse(globsJson ?? '{}') as { prose?: string[]; memoryPolicy?: string[] };
+    files = await findProse(root, [scope.prose ?? [], scope.memoryPolicy ?? []]);
   }
-  if (response.status === 401 || response.status === 403) {
-    writeResult({ answer: null, sandboxDown: `endpoint refused the key (HTTP ${response.status})` });
-    return;
-  }
-  if (response.status === 429 || response.status >= 500) {
-    writeResult({ answer: null, void: `endpoint failed (HTTP ${response.status})` });
-    return;
-  }
-  const body = (await response.json().catch(() => null)) as {
-    choices?: Array<{ message?: { content?: string } }>;
-    usage?: { prompt_tokens?: number; completion_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } };
-    model?: string;
-    error?: { message?: string };
-  } | null;
-  if (!response.ok || !body) {
-    writeResult({ answer: null, error: `endpoint answered HTTP ${response.status}: ${body?.error?.message ?? 'no JSON body'}` });
-    return;
-  }
-  const inputTokens = body.usage?.prompt_tokens ?? 0;
-  const outputTokens = body.usage?.completion_tokens ?? 0;
-  writeResult({
-    answer: body.choices?.[0]?.message?.content ?? '',
-    usage: [{
-      model: body.model ?? model, inputTokens, outputTokens,
-      cachedTokens: body.usage?.prompt_tokens_details?.cached_tokens ?? 0,
-      costUsd: price(inputTokens, outputTokens, opts.pricing),
-    }],
-    llmCalls: 1, toolCalls: 0, memoryReads: 0, durationMs: Date.now() - started,
+  return files.map((f) => {
+    try {
+      return { path: f, text: readFileSync(path.join(root, f), 'utf8') };
+    } catch (err) {
+      throw new Error(`options.system: cannot read ${f} in the repository (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    }
   });
 }
 
-await main();
+export async function runApiRunner(env: Env): Promise<Record<string, unknown>> {
+  const started = Date.now();
+  const preset = env.TUNE_PRESET ?? '';
+  if (!isApiPreset(preset)) return { answer: null, error: `runner-api runs the openai-chat and anthropic presets; TUNE_PRESET is ${JSON.stringify(preset)}` };
+  const parsed = parseOptions(preset, env.TUNE_PRESET_OPTIONS);
+  if ('error' in parsed) return { answer: null, error: parsed.error };
+  const { options } = parsed;
+  const root = env.TUNE_ROOT ?? process.cwd();
+  let prose: ProseFile[];
+  try {
+    prose = await readProse(root, options, env.TUNE_PROSE_GLOBS);
+  } catch (err) {
+    return { answer: null, error: `runner preset ${preset}: ${(err as Error).message}` };
+  }
+  const item = JSON.parse(readFileSync(env.TUNE_CASE!, 'utf8')) as { input: unknown };
+  // The transcript holds what the model saw and said; secrets never (the key least of all).
+  const secrets = secretsOf(env, { key: env[options.apiKeyEnv ?? (preset === 'anthropic' ? 'ANTHROPIC_API_KEY' : 'OPENAI_API_KEY')] });
+  const transcript = env.TUNE_TRANSCRIPT
+    ? (entry: TranscriptEntry) => appendFileSync(env.TUNE_TRANSCRIPT!, `${redactText(JSON.stringify(entry), secrets)}\n`)
+    : undefined;
+  const result = await runAgent({
+    model: makeModel(preset, options, env),
+    prose,
+    question: inputText(item.input),
+    memoryDir: env.TUNE_MEMORY || null,
+    maxTurns: options.maxTurns,
+    ...(transcript ? { transcript } : {}),
+  });
+  return { ...result, durationMs: Date.now() - started };
+}
+
+if (process.env.TUNE_OUTPUT) {
+  try {
+    writeResult(await runApiRunner(process.env));
+  } catch (err) {
+    // A fault of ours, not the model's: still a result, still without secrets.
+    writeResult({ answer: null, error: redactText(`the runner preset failed: ${(err as Error).stack ?? String(err)}`, secretsOf(process.env)) });
+  }
+}

@@ -1,0 +1,75 @@
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import * as z from 'zod';
+import { globBase, matcher } from '../../core/glob.js';
+
+/**
+ * The prose a preset program may read or edit: git-tune passes the tuning's
+ * `prose` and `memoryPolicy` globs in `TUNE_PROSE_GLOBS` (src/run/presets/index.ts),
+ * and the program finds the files itself in the repository root.
+ */
+export const proseScopeSchema = z.object({
+  prose: z.array(z.string()).default([]),
+  memoryPolicy: z.array(z.string()).default([]),
+});
+export type ProseScope = z.infer<typeof proseScopeSchema>;
+
+/** One prose file as a preset shows it to the model: its repository-relative path and its text. */
+export interface ProseFile {
+  path: string;
+  text: string;
+  /** Under the memory-policy globs (the only files a with-memory half may edit). */
+  memoryPolicy: boolean;
+}
+
+/** TUNE_PROSE_GLOBS as git-tune writes it; a clear error when it is missing or malformed. */
+export function parseProseScope(raw: string | undefined): ProseScope {
+  if (!raw) throw new Error('TUNE_PROSE_GLOBS is not set (git-tune sets it for its presets: {"prose": [globs], "memoryPolicy": [globs]})');
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch (err) {
+    throw new Error(`TUNE_PROSE_GLOBS is not JSON (${(err as Error).message}); expected {"prose": ["agents/**/*.md"], "memoryPolicy": []}`);
+  }
+  const parsed = proseScopeSchema.safeParse(value);
+  if (!parsed.success) throw new Error(`TUNE_PROSE_GLOBS: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'value'}: ${i.message}`).join('; ')}`);
+  return parsed.data;
+}
+
+async function walk(root: string, rel: string, out: string[]): Promise<void> {
+  let entries: import('node:fs').Dirent[];
+  try {
+    entries = await fs.readdir(path.join(root, rel), { withFileTypes: true });
+  } catch {
+    return;
+  }
+  for (const e of entries) {
+    const r = rel ? `${rel}/${e.name}` : e.name;
+    if (e.isDirectory()) {
+      if (e.name === '.git' || e.name === 'node_modules') continue;
+      await walk(root, r, out);
+    } else if (e.isFile()) out.push(r);
+  }
+}
+
+/** Every file under the scope's globs in `root`, sorted by path, with its text. */
+export async function readProseFiles(root: string, scope: ProseScope): Promise<ProseFile[]> {
+  const globs = [...scope.prose, ...scope.memoryPolicy];
+  if (globs.length === 0) return [];
+  const isProse = matcher(globs);
+  const isPolicy = matcher(scope.memoryPolicy);
+  const found = new Set<string>();
+  for (const prefix of new Set(globs.map(globBase).filter((b) => b !== null))) {
+    const files: string[] = [];
+    await walk(root, prefix, files);
+    for (const f of files) if (isProse(f)) found.add(f);
+  }
+  const out: ProseFile[] = [];
+  for (const file of [...found].sort()) {
+    out.push({ path: file, text: await fs.readFile(path.join(root, file), 'utf8'), memoryPolicy: isPolicy(file) });
+  }
+  return out;
+}
+
+/** A path as a model may write it (`./a/b.md`, `a\b.md`), as the repository names it (`a/b.md`). */
+export const normalizeProsePath = (file: string) => file.trim().replace(/\\/g, '/').replace(/^(?:\.\/)+/, '');
