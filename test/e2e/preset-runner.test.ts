@@ -89,6 +89,9 @@ describe('the openai-chat runner preset', () => {
     expect(transcript[2]).toMatchObject({ name: 'save_memory', arguments: { name: 'the-wifi.md' }, result: 'saved the-wifi.md (43 bytes)' });
     expect(transcript[4].usage).toMatchObject({ model: 'gpt-4o-mini-2025-01-01' });
     expect(repo.git('ls-tree', '-r', '--name-only', 'tune/desk')).not.toContain('transcript');
+    const shown = await tuneOk(repo, ['show', 'batch01-nomem-run1', 'teach', '--log']);
+    expect(shown.stdout).toContain('--- transcript.jsonl\n{"type":"request","call":1,');
+    expect(shown.stdout).toContain('"name":"save_memory"');
 
     passGrade(repo, 'batch01-nomem-run1');
     await tuneOk(repo, ['memory', 'candidate']);
