@@ -57,7 +57,7 @@ export class RunStore {
     return out;
   }
 
-  async readLog(id: string, stream: 'stdout' | 'stderr'): Promise<string | null> {
+  async readLog(id: string, stream: 'stdout' | 'stderr' | 'transcript.jsonl'): Promise<string | null> {
     return fs.readFile(path.join(this.logDir, `${id}.${stream}`), 'utf8').catch(() => null);
   }
 

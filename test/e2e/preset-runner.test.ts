@@ -89,6 +89,9 @@ describe('the openai-chat runner preset', () => {
     expect(transcript[2]).toMatchObject({ name: 'save_memory', arguments: { name: 'the-wifi.md' }, result: 'saved the-wifi.md (43 bytes)' });
     expect(transcript[4].usage).toMatchObject({ model: 'gpt-4o-mini-2025-01-01' });
     expect(repo.git('ls-tree', '-r', '--name-only', 'tune/desk')).not.toContain('transcript');
+    const shown = await tuneOk(repo, ['show', 'batch01-nomem-run1', 'teach', '--log']);
+    expect(shown.stdout).toContain('--- transcript.jsonl\n{"type":"request","call":1,');
+    expect(shown.stdout).toContain('"name":"save_memory"');
 
     passGrade(repo, 'batch01-nomem-run1');
     await tuneOk(repo, ['memory', 'candidate']);
@@ -107,17 +110,28 @@ describe('the openai-chat runner preset', () => {
 });
 
 describe('the anthropic runner preset', () => {
-  it('answers from its prose, saves through its tool, and talks the Messages API', async () => {
+  it('answers from its prose, saves through its tool over the Messages API, and a model that always saves is seen saving twice', async () => {
     const repo = await presetRepo({ preset: 'anthropic', options: { model: 'claude-haiku-4-5' } }, CASES.slice(0, 3));
-    const results = await run(repo, { ANTHROPIC_BASE_URL: server.anthropicBase, ANTHROPIC_API_KEY: KEY });
+    // This agent's prose says to save even what its memory already holds.
+    repo.write({ 'agents/prompt.md': PROSE.replace('- When told to remember something, save it to memory.', '- Always save what you are told to remember.') });
+    repo.git('commit', '-q', '-am', 'always save');
+    const env = { ANTHROPIC_BASE_URL: server.anthropicBase, ANTHROPIC_API_KEY: KEY };
+    const results = await run(repo, env);
     expect(Object.fromEntries(Object.entries(results).map(([id, r]) => [id, [r.right, r.answer]]))).toEqual({
       refund: [true, '30 days'], office: [false, "I don't know."], teach: [true, 'tulip'],
     });
-    expect(results.teach).toMatchObject({ llmCalls: 2, toolCalls: 1, memoryWrites: { added: 1 } });
+    expect(results.teach).toMatchObject({ llmCalls: 2, toolCalls: 1, memoryWrites: { added: 1, savedTwice: 0 } });
     expect(results.teach!.usage[0]!.model).toBe('claude-haiku-4-5-2025-01-01');
     expect(results.teach!.costUsd).toBeGreaterThan(0);
     expect(server.requests.every((q) => q.path === '/v1/messages' && q.headers['x-api-key'] === KEY && q.headers['anthropic-version'] === '2023-06-01')).toBe(true);
     expect(server.requests[0]!.body.system).toContain('- When asked about refunds, answer: 30 days');
+
+    passGrade(repo, 'batch01-nomem-run1');
+    await tuneOk(repo, ['memory', 'candidate']);
+    const mem = await run(repo, env);
+    // Offered the fact, it saves it again all the same: the run records it as saved twice.
+    expect(mem.teach).toMatchObject({ right: true, memoryReads: 1, toolCalls: 1, memoryWrites: { added: 0, changed: 1, savedTwice: 1 } });
+    expect(mem.refund).toMatchObject({ right: true, memoryReads: 1, toolCalls: 0, memoryWrites: { savedTwice: 0 } });
   });
 });
 

@@ -8,7 +8,7 @@ export function register(program: CommandUnknownOpts): void {
     program
       .command('show <run> [case]')
       .description('a run: its cases, answers, usage and verdict so far; with a case, that case; --log its stdout/stderr')
-      .option('--log', "the case's captured stdout, stderr and raw result")
+      .option('--log', "the case's captured stdout, stderr, raw result and transcript (if the runner wrote one)")
       .addOption(json())
       .addOption(tuningOpt())
       .addHelpText('after', `\nExamples:\n  git tune show batch01-nomem-run1\n  git tune show batch01-nomem-run1 billing-refund-03 --log`),
@@ -46,12 +46,12 @@ async function run(io: CommandIO, runName: string, caseId: string | undefined, o
   if (!data.cases.includes(caseId)) throw usageError('no-such-case', `${runName} has no case ${caseId}`, `git tune show ${runName}`);
   if (opts.log) {
     const store = new RunStore(tuning.repo.gitdir, tuning.name, runName);
-    const read = async (stream: 'stdout' | 'stderr') =>
+    const read = async (stream: 'stdout' | 'stderr' | 'transcript.jsonl') =>
       data.finished ? readCaseLog(tuning.repo, tuning.name, runName, caseId, stream) : store.readLog(caseId, stream);
-    const [stdout, stderr] = [await read('stdout'), await read('stderr')];
+    const [stdout, stderr, transcript] = [await read('stdout'), await read('stderr'), await read('transcript.jsonl')];
     const raw = data.finished ? await readCaseLog(tuning.repo, tuning.name, runName, caseId, 'result.json') : null;
-    if (opts.json) printJson(io, { run: runName, case: caseId, stdout, stderr, result: raw });
-    else io.out(`--- stdout\n${stdout ?? '(none kept)'}\n--- stderr\n${stderr ?? '(none kept)'}${raw ? `\n--- result.json\n${raw}` : ''}`);
+    if (opts.json) printJson(io, { run: runName, case: caseId, stdout, stderr, result: raw, transcript });
+    else io.out(`--- stdout\n${stdout ?? '(none kept)'}\n--- stderr\n${stderr ?? '(none kept)'}${raw ? `\n--- result.json\n${raw}` : ''}${transcript ? `\n--- transcript.jsonl\n${transcript}` : ''}`);
     return;
   }
   if (!result) {

@@ -25,8 +25,3 @@ export function writeResult(result: Record<string, unknown>): void {
 export function inputText(input: unknown): string {
   return typeof input === 'string' ? input : JSON.stringify(input, null, 2);
 }
-
-export function price(inputTokens: number, outputTokens: number, pricing?: { inputPerMTok?: number; outputPerMTok?: number }): number {
-  if (!pricing) return 0;
-  return (inputTokens * (pricing.inputPerMTok ?? 0) + outputTokens * (pricing.outputPerMTok ?? 0)) / 1_000_000;
-}

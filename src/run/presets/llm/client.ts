@@ -13,13 +13,15 @@ import { ModelError, type ChatMessage, type ChatReply, type ChatRequest, type Mo
  *
  * Why our own `fetch` and not the official SDKs (issue 17 asked): each case
  * spawns a preset process, so start-up is paid per case and role. Measured
- * 2026-12-03 on the 2-core dev machine (Node 20, median of 15 cold starts):
- * `node -e 0` 141 ms; importing `openai` 6.x 354 ms; `@anthropic-ai/sdk` 1.16
- * 691 ms; both 838 ms. Installed: openai 20 MB, @anthropic-ai/sdk 30 MB
- * (55 MB with their dependencies). What they would bring (retries with
- * Retry-After, typed errors) is the page below, tested at the wire; neither
- * speaks the other provider, so a common `Model` over both stays ours; and we
- * need no streaming (a case waits for the whole answer).
+ * 2026-12-03 on the 2-core dev machine, Node 20, CPU time of a cold start,
+ * median of 15: `node -e 0` 126 ms; our whole runner-api.js bundle 171 ms;
+ * importing `openai` 6.49 265 ms, `@anthropic-ai/sdk` 1.16 480 ms, both
+ * 581 ms (wall time on a quiet machine: 141, 354, 691, 838 ms). Installed:
+ * openai 20 MB, @anthropic-ai/sdk 30 MB (55 MB with their dependencies).
+ * What they would bring (retries with Retry-After, typed errors) is the page
+ * below, tested at the wire; neither speaks the other provider, so a common
+ * `Model` over both stays ours; and we need no streaming (a case waits for
+ * the whole answer).
  */
 export interface ClientDeps {
   fetch?: typeof fetch;
