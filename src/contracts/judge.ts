@@ -9,6 +9,13 @@ export const proposalSchema = z.looseObject({
 });
 export type Proposal = z.infer<typeof proposalSchema>;
 
+/**
+ * A judge that exits with this code cannot work at all (its key is refused:
+ * HTTP 401/403): calling it again would fail the same way, so it is not
+ * retried (sysexits' EX_UNAVAILABLE). Any other failure is retried.
+ */
+export const JUDGE_EXIT_DOWN = 69;
+
 export const RUBRIC_MARKS = ['met', 'partial', 'missed'] as const;
 
 export const judgeOutputSchema = z.looseObject({

@@ -1,11 +1,12 @@
-import { judgeOutputSchema, type JudgeOutput } from '../contracts/judge.js';
+import { JUDGE_EXIT_DOWN, judgeOutputSchema, type JudgeOutput } from '../contracts/judge.js';
 
 /**
  * Robust graders (docs/grading.md): what one call of the judge came to, and
  * whether to call it again. A judge whose output does not parse is asked
  * once more, at once; a judge that fails for its own reasons (an exit code, a
  * timeout, no output, HTTP 429 or 5xx in what it printed) is retried up to 3
- * times, waiting 1 s, 2 s, 4 s; a judge that cannot start is not retried.
+ * times, waiting 1 s, 2 s, 4 s; a judge that cannot start, or that exits
+ * JUDGE_EXIT_DOWN (its key is refused), is not retried.
  * A case whose judge still fails is VOID for the judge. Pure.
  */
 export type JudgeAttempt =
@@ -39,6 +40,9 @@ export function classifyJudgeAttempt(end: JudgeProcessEnd): JudgeAttempt {
   if (end.spawnError) return { kind: 'broken', error: `the judge could not start: ${end.spawnError}` };
   if (end.timedOut) return { kind: 'failed', error: `the judge timed out after ${end.timeoutSec}s` };
   const said = lastLine(end.printed);
+  if (end.exitCode === JUDGE_EXIT_DOWN) {
+    return { kind: 'broken', error: `the judge cannot work (exit ${JUDGE_EXIT_DOWN}, not retried)${said ? `: ${said}` : ''}` };
+  }
   if (end.exitCode !== 0) {
     return { kind: 'failed', error: `the judge failed (exit ${end.exitCode ?? end.signal})${said ? `: ${said}` : ''}` };
   }

@@ -2,6 +2,7 @@ import { mkdtempSync, promises as fs, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { JUDGE_EXIT_DOWN } from '../../src/contracts/judge.js';
 import { apiOptionsSchema, type ApiPreset } from '../../src/contracts/presets.js';
 import { runEditorApi } from '../../src/run/presets/editor-api.js';
 import { runJudgeApi } from '../../src/run/presets/judge-api.js';
@@ -97,13 +98,13 @@ describe.each(['openai-chat', 'anthropic'] as const)('judge and editor presets o
     expect(rulesIn(billing)).toHaveLength(2);
   });
 
-  it('a refused key ends the judge non-zero with one line saying so, writing nothing; the key is in no line', async () => {
+  it('a refused key ends the judge with JUDGE_EXIT_DOWN (not retried) and one line saying so, writing nothing; the key is in no line', async () => {
     const root = await repo(`auth-${preset}`);
     const out = path.join(root, 'judge.json');
     server.enqueue({ status: 401 });
     const judge = lines();
     const code = await runJudgeApi(envFor(preset, root, { TUNE_CASE: path.join(root, 'case.json'), TUNE_RESULT: path.join(root, 'result.json'), TUNE_OUTPUT: out }), judge.io);
-    expect(code).toBe(1);
+    expect(code).toBe(JUDGE_EXIT_DOWN);
     expect(judge.err.at(-1)).toMatch(/^judge preset: the key was refused: .*HTTP 401/);
     expect(JSON.stringify(judge)).not.toContain(KEY);
     await expect(fs.access(out)).rejects.toThrow();

@@ -31,6 +31,13 @@ describe('classifyJudgeAttempt', () => {
     expect(classifyJudgeAttempt(end({ printed: 'HTTP 429 once, then fine' }))).toMatchObject({ kind: 'ok' });
   });
 
+  it('a judge that exits JUDGE_EXIT_DOWN (its key refused) is broken: not retried, the reason kept', () => {
+    expect(classifyJudgeAttempt(end({ exitCode: 69, printed: 'judge preset: the key was refused: HTTP 401' }))).toEqual({
+      kind: 'broken', error: 'the judge cannot work (exit 69, not retried): judge preset: the key was refused: HTTP 401',
+    });
+    expect(nextJudgeTry([classifyJudgeAttempt(end({ exitCode: 69 }))])).toEqual({ again: false });
+  });
+
   it('a judge that cannot start is broken: calling it again would not help', () => {
     expect(classifyJudgeAttempt(end({ exitCode: null, spawnError: 'spawn nodex ENOENT' }))).toEqual({ kind: 'broken', error: 'the judge could not start: spawn nodex ENOENT' });
   });

@@ -5,6 +5,7 @@ import { modelFailureLine, presetFromEnv, type Env, type ProgramIo } from './api
 import { judgeCase, JudgeReplyError } from './judge-logic.js';
 import { makeModel } from './llm/client.js';
 import { ModelError } from './llm/types.js';
+import { JUDGE_EXIT_DOWN } from '../../contracts/judge.js';
 import { parseProseScope, readProseFiles } from './prose-files.js';
 
 /**
@@ -67,8 +68,11 @@ export async function runJudgeApi(env: Env, io: ProgramIo): Promise<number> {
     for (const d of output.droppedProposals ?? []) io.err(`judge preset: dropped a proposal for ${d.file}: ${d.reason}`);
     return 0;
   } catch (e) {
-    if (e instanceof ModelError) io.err(modelFailureLine('judge', e));
-    else if (e instanceof JudgeReplyError) io.err(`judge preset: ${e.message}`);
+    if (e instanceof ModelError) {
+      io.err(modelFailureLine('judge', e));
+      // A refused key fails every later call alike: git-tune does not call this judge again.
+      if (e.kind === 'auth') return JUDGE_EXIT_DOWN;
+    } else if (e instanceof JudgeReplyError) io.err(`judge preset: ${e.message}`);
     else {
       // A fault of ours: the stack for whoever reads the log, the reason last (the line git-tune shows).
       io.err(redactText(String((e as Error).stack ?? e), secrets));

@@ -36,36 +36,43 @@ export function parseProseScope(raw: string | undefined): ProseScope {
   return parsed.data;
 }
 
-async function walk(root: string, rel: string, out: string[]): Promise<void> {
-  let entries: import('node:fs').Dirent[];
-  try {
-    entries = await fs.readdir(path.join(root, rel), { withFileTypes: true });
-  } catch {
-    return;
-  }
-  for (const e of entries) {
-    const r = rel ? `${rel}/${e.name}` : e.name;
-    if (e.isDirectory()) {
-      if (e.name === '.git' || e.name === 'node_modules') continue;
-      await walk(root, r, out);
-    } else if (e.isFile()) out.push(r);
-  }
+const SKIP_DIRS = new Set(['.git', 'node_modules', '.tune']);
+
+/**
+ * Repository-relative paths under `root` that any of the glob lists match
+ * (the tuning's `prose` and `memoryPolicy`, each with its own negations),
+ * sorted, never inside .git, node_modules or .tune.
+ */
+export async function findProse(root: string, globLists: ReadonlyArray<readonly string[]>): Promise<string[]> {
+  const matchers = globLists.map((globs) => matcher(globs));
+  const matches = (p: string) => matchers.some((m) => m(p));
+  const globs = globLists.flat();
+  const found = new Set<string>();
+  const walk = async (rel: string): Promise<void> => {
+    let entries: import('node:fs').Dirent[];
+    try {
+      entries = await fs.readdir(path.join(root, rel), { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      const r = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory()) {
+        if (!SKIP_DIRS.has(e.name)) await walk(r);
+      } else if (e.isFile() && matches(r)) found.add(r);
+    }
+  };
+  const bases = [...new Set(globs.map(globBase).filter((b): b is string => b !== null))];
+  // A base inside another is walked with it.
+  for (const base of bases.filter((b) => !bases.some((o) => o !== b && (o === '' || b.startsWith(`${o}/`))))) await walk(base);
+  return [...found].sort();
 }
 
-/** Every file under the scope's globs in `root`, sorted by path, with its text. */
+/** Every file under the scope's globs in `root` (each list with its own negations), sorted by path, with its text. */
 export async function readProseFiles(root: string, scope: ProseScope): Promise<ProseFile[]> {
-  const globs = [...scope.prose, ...scope.memoryPolicy];
-  if (globs.length === 0) return [];
-  const isProse = matcher(globs);
   const isPolicy = matcher(scope.memoryPolicy);
-  const found = new Set<string>();
-  for (const prefix of new Set(globs.map(globBase).filter((b) => b !== null))) {
-    const files: string[] = [];
-    await walk(root, prefix, files);
-    for (const f of files) if (isProse(f)) found.add(f);
-  }
   const out: ProseFile[] = [];
-  for (const file of [...found].sort()) {
+  for (const file of await findProse(root, [scope.prose, scope.memoryPolicy])) {
     out.push({ path: file, text: await fs.readFile(path.join(root, file), 'utf8'), memoryPolicy: isPolicy(file) });
   }
   return out;

@@ -4,7 +4,8 @@ import { apiOptionsSchema, isApiPreset, type ApiOptions } from '../../contracts/
 import { redactText, secretsOf } from '../../core/redact.js';
 import { inputText, writeResult } from './common.js';
 import { makeModel } from './llm/client.js';
-import { findProse, runAgent, type ProseFile, type TranscriptEntry } from './llm/runner.js';
+import { findProse, parseProseScope } from './prose-files.js';
+import { runAgent, type ProseFile, type TranscriptEntry } from './llm/runner.js';
 
 /**
  * Runner presets `openai-chat` and `anthropic` (TUNE_PRESET says which):
@@ -54,8 +55,8 @@ export async function readProse(root: string, options: ApiOptions, globsJson: st
   let files: string[];
   if (options.system !== undefined) files = Array.isArray(options.system) ? options.system : [options.system];
   else {
-    const scope = JSON.parse(globsJson ?? '{}') as { prose?: string[]; memoryPolicy?: string[] };
-    files = await findProse(root, [scope.prose ?? [], scope.memoryPolicy ?? []]);
+    const scope = parseProseScope(globsJson);
+    files = await findProse(root, [scope.prose, scope.memoryPolicy]);
   }
   return files.map((f) => {
     try {

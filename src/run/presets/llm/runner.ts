@@ -1,6 +1,5 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { globBase, matcher } from '../../../core/glob.js';
 import { ModelError, type CallUsage, type ChatMessage, type Model, type ToolCall, type ToolSpec } from './types.js';
 
 /**
@@ -34,38 +33,6 @@ export interface ProseFile {
 /** The system prompt's prose: each file under a tag naming its path. */
 export const proseSection = (files: readonly ProseFile[]): string =>
   files.map((f) => `<file path="${f.path}">\n${f.text.endsWith('\n') ? f.text : `${f.text}\n`}</file>`).join('\n\n');
-
-const SKIP_DIRS = new Set(['.git', 'node_modules', '.tune']);
-
-/**
- * Repository-relative paths under `root` that any of the glob lists match
- * (the tuning's `prose` and `memoryPolicy`, each with its own negations),
- * sorted, never inside .git, node_modules or .tune.
- */
-export async function findProse(root: string, globLists: ReadonlyArray<readonly string[]>): Promise<string[]> {
-  const matchers = globLists.map((globs) => matcher(globs));
-  const matches = (p: string) => matchers.some((m) => m(p));
-  const globs = globLists.flat();
-  const found = new Set<string>();
-  const walk = async (rel: string): Promise<void> => {
-    let entries: import('node:fs').Dirent[];
-    try {
-      entries = await fs.readdir(path.join(root, rel), { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries) {
-      const r = rel ? `${rel}/${e.name}` : e.name;
-      if (e.isDirectory()) {
-        if (!SKIP_DIRS.has(e.name)) await walk(r);
-      } else if (e.isFile() && matches(r)) found.add(r);
-    }
-  };
-  const bases = [...new Set(globs.map(globBase).filter((b): b is string => b !== null))];
-  // A base inside another is walked with it.
-  for (const base of bases.filter((b) => !bases.some((o) => o !== b && (o === '' || b.startsWith(`${o}/`))))) await walk(base);
-  return [...found].sort();
-}
 
 export interface MemoryFileText {
   path: string;
