@@ -474,6 +474,10 @@ export function describeStep(step: Step, subject: string, edit?: EditState, esca
     case 'candidate': return { text: `candidate memory from ${step.run}`, links: [] };
     case 'checkpoint': return { text: `checkpoint: batch ${step.batch} is in the last good memory`, links: [] };
     case 'note': return { text: `note: ${escapeText(subject)}`, links: [] };
+    case 'baseline': return {
+      text: `baseline (the prose of ${step.init.slice(0, 7)}): selection ${step.selection.right}/${step.selection.cases} right${step.heldOut ? `, held-out ${step.heldOut.right}/${step.heldOut.cases} right` : ''}`,
+      links: [['results', 'baseline/results.json']],
+    };
   }
 }
 
