@@ -128,6 +128,8 @@ export interface TuningState {
   usage: { tokens: number; costUsd: number };
   /** The latest `git tune baseline`, or null. */
   baseline: BaselineState | null;
+  /** The held-out set the latest dataset step left (its size and rev), or null (docs/held-out.md). */
+  heldOut: { cases: number; rev: string } | null;
   /** Steps that did not fit the history (a grade of an unknown run, …). */
   warnings: string[];
 }
@@ -136,7 +138,7 @@ export function emptyState(tuning: string): TuningState {
   return {
     tuning, initOid: null, tipOid: null, commits: 0, dataset: null, selection: null,
     batches: [], final: [], runs: new Map(), edits: [], difficult: [], candidate: null,
-    checkpoints: [], planned: null, usage: { tokens: 0, costUsd: 0 }, baseline: null, warnings: [],
+    checkpoints: [], planned: null, usage: { tokens: 0, costUsd: 0 }, baseline: null, heldOut: null, warnings: [],
   };
 }
 
@@ -393,6 +395,7 @@ function applyStep(state: TuningState, step: Step, commit: HistoryCommit, index:
       break;
     case 'dataset':
       state.dataset = { cases: step.cases, rev: step.rev };
+      state.heldOut = step.heldOut ?? null;
       break;
     case 'select':
       state.selection = { selected: step.selected, total: step.total };

@@ -259,6 +259,8 @@ describe('overfitting is caught by the held-out set', () => {
     const repo = await quiz();
     const auto = await tuneAsync(repo, ['auto', '--until', 'final', '--plain']);
     expect(auto.code, auto.stderr + auto.stdout).toBe(0);
+    expect(json(await tuneOk(repo, ['next', '--json'])).notes).toContain('the held-out set (2 cases) has no baseline yet: without one the final check cannot compare it (git tune baseline)');
+    expect(readFileSync(repo.path('.tune/quiz/README.md'), 'utf8')).toContain('Baseline: not run yet');
     const r = await tuneAsync(repo, ['final', '--ci']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('held-out drop not checked: no baseline yet');
