@@ -218,7 +218,8 @@ describe('overfitting is caught by the held-out set', () => {
     expect(plans).not.toMatch(/h-0/);
 
     const summary = path.join(repo.dir, 'summary.md');
-    const r = await tuneAsync(repo, ['final', '--ci', '--json'], { GITHUB_STEP_SUMMARY: summary });
+    const outputs = path.join(repo.dir, 'outputs.txt');
+    const r = await tuneAsync(repo, ['final', '--ci', '--json'], { GITHUB_STEP_SUMMARY: summary, GITHUB_OUTPUT: outputs });
     expect(r.code, r.stderr).toBe(6);
     const final = report(r).reports[0];
     expect(report(r).verdict).toBe('FAILED');
@@ -232,6 +233,8 @@ describe('overfitting is caught by the held-out set', () => {
     expect(md).toContain('#### Held-out set: tuned vs baseline');
     expect(md).toMatch(/\| held-out \| 0\/2 \| 2\/2 \|/);
     expect(md).toContain('FAILED, the tuning overfits its selection');
+    expect(readFileSync(outputs, 'utf8')).toContain('verdict=FAILED\ncases-right=4\ncases-total=4\n');
+    expect(readFileSync(outputs, 'utf8')).toContain('held-out-right=0\nheld-out-total=2\nheld-out-baseline-right=2\nheld-out-failed=true\n');
 
     // Allowed noise of two cases: the same final check is VERIFIED.
     await tuneOk(repo, ['config', 'set', 'heldOut.maxDrop', '2']);
