@@ -256,6 +256,8 @@ describe('overfitting is caught by the held-out set', () => {
     expect(readme).toMatch(/\| held-out \| 0\/2 \| 2\/2 \|/);
     const findings = readFileSync(repo.path('.tune/quiz/runs/final-check/findings.md'), 'utf8');
     expect(findings).toContain('## Held-out');
+    // The batch's pull-request body says the held-out set stayed out of it.
+    expect((await tuneOk(repo, ['review', '1'])).stdout).toContain('**Held-out set:** 2 cases no batch uses and no edit may quote; the original prose got 2/2 right');
   });
 
   it('without a baseline the held-out drop is not checked, and the output says how to get one', async () => {
