@@ -79,7 +79,9 @@ export async function recordEdit(tuning: Tuning, paths: readonly string[], ctx: 
  */
 function refuseHeldOutQuotes(quotes: ReturnType<typeof heldOutQuotes>): void {
   if (quotes.length === 0) return;
+  // The places in the message too: `git tune auto` shows a step's error message, not its details.
+  const shown = quotes.slice(0, 3).map(describeQuote).join('; ') + (quotes.length > 3 ? `; and ${quotes.length - 3} more` : '');
   throw usageError('held-out-quoted',
-    `the edit quotes the held-out set in ${quotes.length === 1 ? 'one place' : `${quotes.length} places`}: held-out cases must stay unseen by the prose, or the final check cannot show overfitting; nothing was written`,
+    `the edit quotes the held-out set (${shown}): held-out cases must stay unseen by the prose, or the final check cannot show overfitting; nothing was written`,
     'take the lines named out of the prose (say the rule in general words), then git tune edit again', quotes.map(describeQuote));
 }

@@ -166,6 +166,18 @@ describe('an edit that quotes the held-out set is refused', () => {
   });
 });
 
+describe('auto\'s editor goes through the same refusal', () => {
+  it('an editor that copies a held-out input into the prose stops auto with the refusal; no edit is recorded', async () => {
+    const repo = await quiz();
+    const r = await tuneAsync(repo, ['auto', '--until', 'final', '--plain'], { QUIZ_LEAK: '1' });
+    expect(r.code, r.stdout + r.stderr).toBe(2);
+    expect(r.stdout + r.stderr).toContain('agents/rules.md line 10: quotes the input of held-out case h-02 ("please shout the word goodbye")');
+    expect(stepCommits(repo, 'tune/quiz').map((s) => s.step)).not.toContain('edit');
+    // The editor's lines stay in the working tree for a person to take out.
+    expect(readFileSync(repo.path('agents/rules.md'), 'utf8')).toContain('- also seen: please shout the word goodbye');
+  });
+});
+
 describe('git tune baseline', () => {
   it('runs the init commit\'s prose in a temporary copy: the user\'s tree untouched, the copy removed, also when the runner fails', async () => {
     const repo = await quiz();
