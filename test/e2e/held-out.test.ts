@@ -280,6 +280,20 @@ describe('overfitting is caught by the held-out set', () => {
     expect((await tuneOk(repo, ['review', '1'])).stdout).toContain('**Held-out set:** 2 cases no batch uses and no edit may quote; the original prose got 2/2 right');
   });
 
+  it('sharded: the held-out cases are shared out with the selection and the collected check fails the same way', async () => {
+    const repo = await tuned();
+    await tuneOk(repo, ['baseline']);
+    for (const i of [1, 2]) {
+      const shard = await tuneAsync(repo, ['final', '--ci', '--shard', `${i}/2`, '--out', `s${i}`]);
+      expect([0, 6], shard.stderr).toContain(shard.code);
+    }
+    const ran = [1, 2].flatMap((i) => JSON.parse(readFileSync(repo.path(`s${i}/manifest.json`), 'utf8')).cases as string[]);
+    expect(ran.sort()).toEqual(['h-01', 'h-02', 'q-01', 'q-02', 'q-03', 'q-04']);
+    const r = await tuneAsync(repo, ['final', '--ci', '--collect', 's1', 's2', '--json']);
+    expect(r.code, r.stderr).toBe(6);
+    expect(report(r).reports[0]).toMatchObject({ verdict: 'FAILED', casesRight: 4, casesTotal: 4, heldOut: { drop: 2, failed: true } });
+  });
+
   it('without a baseline the held-out drop is not checked, and the output says how to get one', async () => {
     const repo = await tuned();
     expect(json(await tuneOk(repo, ['next', '--json'])).notes).toContain('the held-out set (2 cases) has no baseline yet: without one the final check cannot compare it (git tune baseline)');
