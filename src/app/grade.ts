@@ -15,6 +15,7 @@ import { DryRun } from './dry-run.js';
 import { difficultFileAfter } from './difficult.js';
 import { requireOnBranch } from './guards.js';
 import { casesById, heldOutInput } from './held-out.js';
+import { renderSideBySidePlain, sideBySide } from '../core/held-out.js';
 import { judgeRun } from './judge.js';
 import { orRefuse, refuseIf } from './refuse.js';
 import { readRunResults } from './results.js';
@@ -141,6 +142,8 @@ export interface GradeOutcome {
   reverted: Array<{ edit: string; commit: string; files: string[]; why: string }>;
   /** Unconfirmed edits this grade kept on purpose. */
   kept: Array<{ edit: string; by: string; why: string }>;
+  /** A final check with a held-out set: its lines, the side by side and the drop rule's outcome (docs/held-out.md). */
+  heldOut?: string[];
 }
 
 /** `git tune grade [--verdict X]`: validate the findings and record the grade commit. */
@@ -157,6 +160,7 @@ export async function recordGrade(
   let text = await worktreeText(tuning, file);
   let judge: JudgeFile | null = null;
   let heldOut: Score | undefined;
+  let heldLines: string[] | undefined;
   if (text === null || run.half === null) {
     // The final check grades itself from checks and the judge; a --verdict starts from the draft.
     if (text === null && run.half !== null && forced === undefined) {
@@ -167,6 +171,11 @@ export async function recordGrade(
       text = text ?? made.draft.markdown;
       judge = made.judge;
       heldOut = made.draft.heldOut?.heldOut;
+      const held = made.draft.heldOut;
+      if (held) {
+        const input = await heldOutInput(tuning);
+        heldLines = [...renderSideBySidePlain(sideBySide(held, input?.baseline ?? null)), held.judgement.line];
+      }
     }
   }
   if (forced) text = setVerdict(text, forced);
@@ -198,6 +207,7 @@ export async function recordGrade(
     run: run.name, verdict, wrong, difficult, commit: oids[oids.length - 1]!,
     reverted: reverts.edits.map((e, i) => ({ edit: e.oid, commit: oids[i]!, files: reverts.files[i]!, why: settleReason(e, run) })),
     kept: settlement.keep.map((e) => ({ edit: e.oid, by: keepStep!.by, why: keepStep!.why })),
+    ...(heldLines ? { heldOut: heldLines } : {}),
   };
 }
 
