@@ -74,6 +74,12 @@ export function outputsOf(reports: readonly FinalReport[], best: FinalReport | n
     ['tokens', String(main.tokens)],
     ['cost-usd', String(Number(main.costUsd.toFixed(6)))],
   ];
+  const held = main.heldOut?.rows.find((r) => r.set === 'held-out');
+  if (main.heldOut && held) {
+    // The held-out set (docs/held-out.md): right with the tuned prose, with the original (empty without a baseline).
+    out.push(['held-out-right', String(held.tuned.right)], ['held-out-total', String(held.tuned.cases)],
+      ['held-out-baseline-right', held.baseline ? String(held.baseline.right) : ''], ['held-out-failed', String(main.heldOut.failed)]);
+  }
   if (reports.length > 1) {
     out.push(['best-target', best?.target ?? '']);
     out.push(['receipts', JSON.stringify(reports.map((r) => ({ target: r.target, verdict: r.verdict, casesRight: r.casesRight, casesTotal: r.casesTotal, tokens: r.tokens, costUsd: Number(r.costUsd.toFixed(6)) })))]);

@@ -91,7 +91,7 @@ async function filesOf(input: string, shown = input): Promise<string[]> {
 }
 
 /** Reads and validates every case; throws a `bad-dataset` TuneError listing every problem. */
-export async function readDatasetInput(input: string, displayBase = process.cwd()): Promise<Case[]> {
+export async function readDatasetInput(input: string, displayBase = process.cwd(), label = 'the dataset'): Promise<Case[]> {
   const problems: Problem[] = [];
   const raw: RawItem[] = [];
   // Relative to the command's directory, not the process's (auto and demo run commands in-process).
@@ -103,7 +103,7 @@ export async function readDatasetInput(input: string, displayBase = process.cwd(
     // A loop, not push(...): spread arguments overflow the stack past some 120,000 cases.
     for (const item of read(text, shown, problems)) raw.push(item);
   }
-  return validateCases(raw, problems);
+  return validateCases(raw, problems, label);
 }
 
 /** Cases already parsed from `file` (a folder's dataset.json, its shapes normalised): checked as every dataset is. */
@@ -111,7 +111,7 @@ export function validateDatasetValues(values: readonly unknown[], file: string):
   return validateCases(values.map((value, i) => ({ file, where: `case ${i}`, value })), []);
 }
 
-function validateCases(raw: RawItem[], problems: Problem[]): Case[] {
+function validateCases(raw: RawItem[], problems: Problem[], label = 'the dataset'): Case[] {
   const cases: Case[] = [];
   const firstSeen = new Map<string, RawItem>();
   for (const item of raw) {
@@ -136,7 +136,7 @@ function validateCases(raw: RawItem[], problems: Problem[]): Case[] {
   if (problems.length > 0) {
     throw usageError(
       'bad-dataset',
-      `the dataset was refused: ${problems.length} problem${problems.length === 1 ? '' : 's'}; nothing was written`,
+      `${label} was refused: ${problems.length} problem${problems.length === 1 ? '' : 's'}; nothing was written`,
       'fix every problem listed and import again',
       problems.map(formatProblem),
     );

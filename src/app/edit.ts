@@ -3,6 +3,8 @@ import path from 'node:path';
 import { diffLines } from 'diff';
 import { editedFiles, editRun, freshChanges, namesCaseId, parseAims, planEdit, notProseRefusal, tuningToTheTest } from '../core/edit.js';
 import { defaultAims } from '../core/fold.js';
+import { describeQuote, heldOutQuotes, type AddedText } from '../core/held-out.js';
+import { usageError } from '../errors.js';
 import type { FileChange } from '../git/types.js';
 import { commitStep, targetOf, type WriteContext } from './commit.js';
 import { nextFor } from './decide.js';
@@ -43,12 +45,23 @@ export async function recordEdit(tuning: Tuning, paths: readonly string[], ctx: 
 
   const files = new Map<string, FileChange>();
   let added = '';
+  const addedByFile: AddedText[] = [];
   for (const file of edited) {
     const content = await fs.readFile(path.join(tuning.repo.dir, file)).catch(() => null);
     files.set(file, content === null ? null : { content });
     const before = (await readText(tuning.repo, tuning.tip, file)) ?? '';
-    for (const part of diffLines(before, content?.toString('utf8') ?? '')) if (part.added) added += part.value;
+    const blocks: AddedText['blocks'] = [];
+    let line = 1;
+    for (const part of diffLines(before, content?.toString('utf8') ?? '')) {
+      if (part.added) {
+        added += part.value;
+        blocks.push({ line, text: part.value });
+      }
+      if (!part.removed) line += part.count ?? part.value.split('\n').length - 1;
+    }
+    addedByFile.push({ file, blocks });
   }
+  refuseHeldOutQuotes(heldOutQuotes(addedByFile, await tuning.loadHeldOut()));
   files.set(changesFile, { content: changes! });
   const plan = orRefuse(planEdit({ tuning: tuning.name, run, files: edited, changesFile, fresh, dataset, added }));
   const commit = await commitStep(targetOf(tuning), {
@@ -57,4 +70,18 @@ export async function recordEdit(tuning: Tuning, paths: readonly string[], ctx: 
     fromWorktree: new Set(files.keys()),
   }, ctx);
   return { run: run.name, files: edited, aims: plan.aims ?? defaultAims(run), warnings: plan.warnings, commit };
+}
+
+/**
+ * Prose that names a held-out case or quotes its input is refused, not
+ * warned about (docs/held-out.md): the held-out set is the evidence against
+ * overfitting, and an edit that learned it spoils that evidence.
+ */
+function refuseHeldOutQuotes(quotes: ReturnType<typeof heldOutQuotes>): void {
+  if (quotes.length === 0) return;
+  // The places in the message too: `git tune auto` shows a step's error message, not its details.
+  const shown = quotes.slice(0, 3).map(describeQuote).join('; ') + (quotes.length > 3 ? `; and ${quotes.length - 3} more` : '');
+  throw usageError('held-out-quoted',
+    `the edit quotes the held-out set (${shown}): held-out cases must stay unseen by the prose, or the final check cannot show overfitting; nothing was written`,
+    'take the lines named out of the prose (say the rule in general words), then git tune edit again', quotes.map(describeQuote));
 }

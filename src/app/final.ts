@@ -21,6 +21,8 @@ import type { CaseLogs } from '../run/logs.js';
 import { RunStore } from '../run/store.js';
 import { nextFor } from './decide.js';
 import { findingsPath, judgePath, recordGrade, rightInBatch } from './grade.js';
+import { casesById, finalCases, heldOutInput } from './held-out.js';
+import { BASELINE_HINT, sideBySide, type SideBySideRow } from '../core/held-out.js';
 import { requireOnBranch } from './guards.js';
 import { judgeRun } from './judge.js';
 import { refuseIf } from './refuse.js';
@@ -222,7 +224,8 @@ export async function readResultSet(dir: string): Promise<ResultSet> {
 export async function collectResultSets(tuning: Tuning, dirs: readonly string[], out: (target: string | null, many: boolean) => string): Promise<ResultSet[]> {
   const sets: ResultSet[] = [];
   for (const dir of dirs) sets.push(await readResultSet(dir));
-  const selection = tuning.selection?.ids ?? [];
+  // What the final check runs: the selection, then the held-out set (docs/held-out.md).
+  const selection = await finalCases(tuning);
   const identities = sets.map((s) => ({
     source: s.dir, tuning: s.manifest.tuning, tip: s.manifest.tip, seed: s.manifest.seed, selectionHash: s.manifest.selection.hash,
     target: s.manifest.target, shard: s.manifest.shard, cases: s.manifest.cases,
@@ -315,13 +318,28 @@ export interface FinalReport extends Receipt {
   /** For a re-check: the final check already in history. */
   recorded: { verdict: string | null; tokens: number; costUsd: number; commit: string | null } | null;
   findings: string;
+  /**
+   * With a held-out set (docs/held-out.md): the side-by-side rows (tuned vs
+   * baseline, selection and held-out), the held-out rule's outcome, and the
+   * held-out cases not right. `casesRight`/`casesTotal` then count the selection.
+   */
+  heldOut: {
+    rows: SideBySideRow[];
+    checked: boolean;
+    drop: number;
+    maxDrop: number;
+    failed: boolean;
+    line: string;
+    wrong: string[];
+    hint: string | null;
+  } | null;
 }
 
 /** The judge of a set: its own judge.json when its shards judged, else the configured judge now. */
 async function judgeOfSet(tuning: Tuning, set: ResultSet, env: Env): Promise<JudgeFile> {
   const config = tuning.config!;
   if (!config.judge || set.manifest.judged) return set.judge;
-  const dataset = new Map((await tuning.loadDataset()).map((c) => [c.id, c]));
+  const dataset = await casesById(tuning);
   const raw = new Map<string, string | null>();
   for (const r of set.results) raw.set(r.id, await fs.readFile(path.join(set.logSource.get(r.id) ?? set.dir, 'logs', r.id, 'result.json'), 'utf8').catch(() => null));
   const judge = await judgeRun(tuning.repo.dir, config.judge, set.results.map((r) => dataset.get(r.id)!).filter(Boolean), set.results, raw,
@@ -342,21 +360,25 @@ export async function reportOf(
   const state = tuning.state;
   const stuck = stuckEntries(viewDifficult(state, config.maxRetries)).map((e) => e.id);
   const inBatch = rightInBatch(state);
+  const held = await heldOutInput(tuning);
   const draft = draftFindings({
     run: { name: FINAL_RUN, batch: 0, half: null, number: 1 },
     results: input.results, judge: input.judge, previous: null, passingNomem: null, recheck: [],
     difficult: { onList: viewDifficult(state, config.maxRetries).filter((e) => e.status !== 'fixed').map((e) => e.id), open: [] },
     aimedSince: [],
-    final: { stuck, rightInBatch: inBatch },
+    final: { stuck, rightInBatch: inBatch, ...(held ? { heldOut: held } : {}) },
   });
-  const ids = input.results.map((r) => r.id);
+  const heldIds = new Set(held?.ids ?? []);
+  const all = input.results.map((r) => r.id);
+  // The selection's numbers; the held-out cases have their own (the side-by-side).
+  const ids = all.filter((id) => !heldIds.has(id));
   const wrong = ids.filter((id) => draft.verdicts.get(id) !== 'right' && draft.verdicts.get(id) !== 'VOID');
   // SPEC 3.8: regressed = wrong now, right in the last graded run of its batch.
   const regressed = wrong.filter((id) => inBatch.get(id) === true);
   const stuckHere = stuck.filter((id) => ids.includes(id));
   const classOf = new Map((await tuning.loadDataset()).map((c) => [c.id, c.class]));
   const classes: ClassRow[] = [];
-  for (const r of input.results) {
+  for (const r of input.results.filter((x) => !heldIds.has(x.id))) {
     const name = classOf.get(r.id) ?? '(unknown)';
     let row = classes.find((c) => c.class === name);
     if (!row) classes.push((row = { class: name, cases: 0, right: 0, wrong: 0, stuck: 0, tokens: 0, costUsd: 0 }));
@@ -376,8 +398,14 @@ export async function reportOf(
     casesTotal: ids.length,
     tokens: input.results.reduce((s, r) => s + r.tokens, 0),
     costUsd: input.results.reduce((s, r) => s + r.costUsd, 0),
-    wrong, regressed, stuck: stuckHere, voids: ids.filter((id) => draft.verdicts.get(id) === 'VOID'),
+    wrong, regressed, stuck: stuckHere, voids: all.filter((id) => draft.verdicts.get(id) === 'VOID'),
     classes, out: input.out, commit: input.commit,
+    heldOut: draft.heldOut && held ? {
+      rows: sideBySide(draft.heldOut, held.baseline), checked: draft.heldOut.judgement.checked, drop: draft.heldOut.judgement.drop,
+      maxDrop: held.maxDrop, failed: draft.heldOut.judgement.failed, line: draft.heldOut.judgement.line,
+      wrong: held.ids.filter((id) => draft.verdicts.get(id) !== 'right'),
+      hint: draft.heldOut.judgement.checked ? null : BASELINE_HINT,
+    } : null,
     recorded: input.mode === 'recheck' && last
       ? { verdict: last.grade?.verdict ?? (last.finished ? null : 'unfinished'), tokens: last.tokens, costUsd: last.costUsd, commit: last.runOid }
       : null,

@@ -6,7 +6,7 @@ import { stuckEntries, viewDifficult } from '../core/difficult.js';
 import { draftFindings, setVerdict, type Draft } from '../core/findings.js';
 import { batchNumbered, isVoidRun, type EditState, type RunState, type TuningState } from '../core/fold.js';
 import { decideGrade, gradeRun, gradeStep, keepOptionsRefusal, parseVerdictOption, settleReason } from '../core/grade.js';
-import type { DifficultChange, Keep, Verdict } from '../core/steps.js';
+import type { DifficultChange, Keep, Score, Verdict } from '../core/steps.js';
 import { usageError } from '../errors.js';
 import { resolveIdentity, type Env } from '../git/identity.js';
 import { readCaseLog } from '../run/logs.js';
@@ -14,6 +14,8 @@ import { commitSteps, targetOf, type StepCommit, type WriteContext } from './com
 import { DryRun } from './dry-run.js';
 import { difficultFileAfter } from './difficult.js';
 import { requireOnBranch } from './guards.js';
+import { casesById, heldOutInput } from './held-out.js';
+import { renderSideBySidePlain, sideBySide } from '../core/held-out.js';
 import { judgeRun } from './judge.js';
 import { orRefuse, refuseIf } from './refuse.js';
 import { readRunResults } from './results.js';
@@ -51,7 +53,7 @@ async function judgeFor(tuning: Tuning, run: RunState, results: CaseResult[], en
   if (existing && !rejudge) return judgeFileSchema.parse(JSON.parse(existing));
   // A dry run stops before the judge starts (src/app/dry-run.ts).
   if (dryRun) throw new DryRun([], `run the judge (${config.judge.command?.join(' ') ?? `preset ${config.judge.preset}`}) on ${run.name}'s ${results.length} cases, then record the grade`);
-  const cases = new Map((await tuning.loadDataset()).map((c) => [c.id, c]));
+  const cases = await casesById(tuning);
   const raw = new Map<string, string | null>();
   for (const r of results) raw.set(r.id, await readCaseLog(tuning.repo, tuning.name, run.name, r.id, 'result.json'));
   return judgeRun(tuning.repo.dir, config.judge, results.map((r) => cases.get(r.id)!).filter(Boolean), results, raw, {
@@ -103,7 +105,7 @@ export async function draftFor(tuning: Tuning, run: RunState, env: Env, rejudge 
       memory: view.filter((e) => e.status !== 'fixed' && e.reason === 'memory').map((e) => e.id),
     },
     aimedSince,
-    ...(run.half === null ? { final: { stuck: stuckEntries(view).map((e) => e.id), rightInBatch: rightInBatch(state) } } : {}),
+    ...(run.half === null ? { final: { stuck: stuckEntries(view).map((e) => e.id), rightInBatch: rightInBatch(state), heldOut: await heldOutInput(tuning) } } : {}),
   });
   return { draft, judge };
 }
@@ -140,6 +142,8 @@ export interface GradeOutcome {
   reverted: Array<{ edit: string; commit: string; files: string[]; why: string }>;
   /** Unconfirmed edits this grade kept on purpose. */
   kept: Array<{ edit: string; by: string; why: string }>;
+  /** A final check with a held-out set: its lines, the side by side and the drop rule's outcome (docs/held-out.md). */
+  heldOut?: string[];
 }
 
 /** `git tune grade [--verdict X]`: validate the findings and record the grade commit. */
@@ -155,6 +159,8 @@ export async function recordGrade(
   const file = findingsPath(tuning, run.name);
   let text = await worktreeText(tuning, file);
   let judge: JudgeFile | null = null;
+  let heldOut: Score | undefined;
+  let heldLines: string[] | undefined;
   if (text === null || run.half === null) {
     // The final check grades itself from checks and the judge; a --verdict starts from the draft.
     if (text === null && run.half !== null && forced === undefined) {
@@ -164,6 +170,12 @@ export async function recordGrade(
       const made = await draftFor(tuning, run, opts.ctx.env, false, opts.ctx.dryRun);
       text = text ?? made.draft.markdown;
       judge = made.judge;
+      heldOut = made.draft.heldOut?.heldOut;
+      const held = made.draft.heldOut;
+      if (held) {
+        const input = await heldOutInput(tuning);
+        heldLines = [...renderSideBySidePlain(sideBySide(held, input?.baseline ?? null)), held.judgement.line];
+      }
     }
   }
   if (forced) text = setVerdict(text, forced);
@@ -187,7 +199,7 @@ export async function recordGrade(
     const { author } = await resolveIdentity(tuning.repo.gitdir, opts.ctx.env, opts.ctx.now);
     keepStep = { edits: settlement.keep.map((e) => e.oid), why: opts.why!.trim(), by: `${author.name} <${author.email}>` };
   }
-  const grade: StepCommit = { ...gradeStep(tuning.name, run, decision, keepStep), changes, fromWorktree };
+  const grade: StepCommit = { ...gradeStep(tuning.name, run, decision, keepStep, heldOut), changes, fromWorktree };
   // One chain, one compare-and-swap: the reverts and the grade land together or not at all.
   const oids = await commitSteps(targetOf(tuning), [...reverts.commits, grade], opts.ctx);
   const { verdict, wrong, difficult } = decision;
@@ -195,6 +207,7 @@ export async function recordGrade(
     run: run.name, verdict, wrong, difficult, commit: oids[oids.length - 1]!,
     reverted: reverts.edits.map((e, i) => ({ edit: e.oid, commit: oids[i]!, files: reverts.files[i]!, why: settleReason(e, run) })),
     kept: settlement.keep.map((e) => ({ edit: e.oid, by: keepStep!.by, why: keepStep!.why })),
+    ...(heldLines ? { heldOut: heldLines } : {}),
   };
 }
 

@@ -26,6 +26,8 @@ export interface InitFlags {
   /** The model the preset's roles use (required with `preset`). */
   model?: string;
   dataset?: string;
+  /** Keep these cases apart as the held-out set (docs/held-out.md); needs `dataset`. */
+  heldOut?: string;
   /** Also install the GitHub workflow templates (the final check, the PR comment). */
   github?: boolean;
   /** Add the skill file for coding agents to the init commit. */
@@ -89,7 +91,7 @@ export async function initTuning(cwd: string, name: string, flags: InitFlags, ct
   const repo = await openRepo(cwd);
   const ref = branchRef(name);
   if (await repo.resolveRef(ref)) {
-    if (flags.github && !flags.prose && !flags.memoryPolicy && !flags.runner && !flags.judge && !flags.editor && !flags.dataset && !flags.preset && !flags.model) {
+    if (flags.github && !flags.prose && !flags.memoryPolicy && !flags.runner && !flags.judge && !flags.editor && !flags.dataset && !flags.heldOut && !flags.preset && !flags.model) {
       if (ctx.dryRun) throw new DryRun([], 'install the GitHub workflows into .github/workflows/ (files, no commit)');
       return { kind: 'workflows', workflows: await installWorkflows(repo.dir, await loadTuning(repo, name), ctx.env) };
     }
@@ -113,7 +115,13 @@ export async function initTuning(cwd: string, name: string, flags: InitFlags, ct
   const text = renderConfig(values);
   parseConfig(text, configPathOf(dir)); // refuses a bad value before anything is written
   // The dataset is read and checked before the first write, too.
-  const prepared = flags.dataset ? await importDataset.prepare(flags.dataset, cwd) : null;
+  if (flags.heldOut && !flags.dataset) {
+    throw usageError('no-dataset', '--held-out is kept beside a dataset: give --dataset too',
+      `git tune init ${name} --dataset cases.jsonl --held-out ${flags.heldOut}`);
+  }
+  const prepared = flags.dataset ? await importDataset.prepare(flags.dataset, cwd, flags.heldOut) : null;
+  // A held-out set sharing a case with the dataset is refused before the branch exists.
+  if (prepared) importDataset.check(prepared);
   const skill = flags.agentSkill ? await skillToInstall(repo, base) : null;
 
   // Like `git switch -c`: the new branch starts at HEAD's commit, so the working tree already matches.

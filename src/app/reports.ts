@@ -372,6 +372,7 @@ export async function buildReview(tuning: Tuning, batchArg: string, opts: { env:
     difficult,
     head: { commit: range.head, url: url(range.head) },
     base: { commit: range.base },
+    ...(state.heldOut ? { heldOut: { cases: state.heldOut.cases, baseline: state.baseline?.heldOutRev === state.heldOut.rev ? state.baseline.heldOut : null } } : {}),
   };
 }
 

@@ -24,6 +24,7 @@ import { RunStore, type StoredCase } from '../run/store.js';
 import { commitStep, targetOf } from './commit.js';
 import { nextFor } from './decide.js';
 import { requireOnBranch } from './guards.js';
+import { casesById, finalCases } from './held-out.js';
 import { uncommittedProse } from './prose.js';
 import { orRefuse, refuseIf } from './refuse.js';
 import { loadTuning, openTuning, reloadTuning, type Tuning } from './tuning.js';
@@ -130,8 +131,10 @@ export async function preflightRun(tuning: Tuning, name: string, opts: { concurr
   if (wanted && !target) {
     throw usageError('no-such-target', `no target named ${wanted}`, `git tune config   # targets: ${config.targets.map((t) => t.name).join(', ') || 'none'}`);
   }
-  const ids = casesOf(tuning, name);
-  const dataset = new Map((await tuning.loadDataset()).map((c) => [c.id, c]));
+  // The final check runs the held-out set too (docs/held-out.md); no batch ever does.
+  const final = parseRunName(name)?.kind === 'final';
+  const ids = final ? await finalCases(tuning) : casesOf(tuning, name);
+  const dataset = final ? await casesById(tuning) : new Map((await tuning.loadDataset()).map((c) => [c.id, c]));
   const missing = ids.filter((id) => !dataset.has(id));
   if (missing.length > 0) {
     throw historyError('cases-missing', `the dataset no longer holds ${missing.length} case(s) of ${name}: ${missing.slice(0, 5).join(', ')}`, 'git tune dataset import <file>   # with those cases back');

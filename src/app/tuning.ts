@@ -6,7 +6,7 @@ import type { Selection } from '../contracts/files.js';
 import type { HistoryCommit, TuningState } from '../core/fold.js';
 import { matcher } from '../core/glob.js';
 import { branchName, branchRef, parseBranchName } from '../core/names.js';
-import { configPath, datasetPath, readmePath, selectionPath, tuningDir } from '../core/paths.js';
+import { configPath, datasetPath, heldOutPath, readmePath, selectionPath, tuningDir } from '../core/paths.js';
 import { usageError } from '../errors.js';
 import { openRepo } from '../git/open.js';
 import type { GitRepo } from '../git/types.js';
@@ -36,6 +36,8 @@ export interface Tuning {
   /** What the command's start finished of an interrupted step before this read (`startTuning`, src/app/recover.ts). */
   notices?: string[];
   loadDataset(): Promise<Case[]>;
+  /** The held-out cases at the tip (docs/held-out.md); none when the tuning has no held-out set. */
+  loadHeldOut(): Promise<Case[]>;
   /**
    * A pure function of this tuning as loaded (its tip), computed once per tip
    * and kept in the cache (src/app/cache.ts). Only on the object loadTuning
@@ -139,6 +141,7 @@ export async function loadTuning(repo: GitRepo, requested?: string): Promise<Tun
   const { configText } = history;
   const { config, selection } = history.parsed;
   let dataset: Promise<Case[]> | null = null;
+  let heldOut: Promise<Case[]> | null = null;
   const readme = history.readmeText;
   const tuning: Tuning = {
     repo, name, dir, ref, tip, onBranch, config, configText, selection, readme,
@@ -158,6 +161,13 @@ export async function loadTuning(repo: GitRepo, requested?: string): Promise<Tun
         return text === null ? [] : parseDatasetJsonl(text, datasetPath(dir));
       });
       return dataset;
+    },
+    loadHeldOut() {
+      heldOut ??= import('./dataset-file.js').then(async ({ parseDatasetJsonl }) => {
+        const text = await readText(repo, tip, heldOutPath(dir));
+        return text === null || !text.trim() ? [] : parseDatasetJsonl(text, heldOutPath(dir));
+      });
+      return heldOut;
     },
   };
   return tuning;

@@ -2,6 +2,7 @@ import type { FinalReport } from '../app/final.js';
 import { overallVerdict } from '../app/ci.js';
 import { branchName } from '../core/names.js';
 import { formatShard } from '../core/shard.js';
+import { renderSideBySide, renderSideBySidePlain } from '../core/held-out.js';
 
 /**
  * The final check's report as text: the job summary GitHub Actions shows
@@ -53,6 +54,11 @@ export function renderSummary(reports: readonly FinalReport[], best: FinalReport
     if (again) md.push(`| ${again.split(': ')[0]} | ${again.split(': ').slice(1).join(': ')} |`);
     md.push('', '| class | cases | right | not right | stuck | tokens | cost |', '| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
     for (const c of r.classes) md.push(`| ${c.class} | ${c.cases} | ${c.right} | ${c.wrong} | ${c.stuck} | ${fmt(c.tokens)} | ${usd(c.costUsd)} |`);
+    if (r.heldOut) {
+      md.push('', `#### Held-out set: tuned vs baseline`, '', ...renderSideBySide(r.heldOut.rows), '', `${r.heldOut.failed ? '**' : ''}${r.heldOut.line}${r.heldOut.failed ? '**' : ''}`);
+      if (r.heldOut.wrong.length) md.push('', `held-out cases not right: ${list(r.heldOut.wrong)}`);
+      if (r.heldOut.hint) md.push('', `To compare: \`${r.heldOut.hint.split('   #')[0]}\` on the tuning branch, then run the final check again.`);
+    }
     md.push('');
   }
   return `${md.join('\n')}\n`;
@@ -73,6 +79,12 @@ export function renderPlain(reports: readonly FinalReport[], best: FinalReport |
     if (r.wrong.length) out.push(`${pad}not right: ${list(r.wrong)}`);
     out.push(`${pad}tokens: ${fmt(r.tokens)}, cost ${usd(r.costUsd)}`);
     for (const c of r.classes) out.push(`${pad}  ${c.class}: ${c.right} of ${c.cases} right, ${fmt(c.tokens)} tokens, ${usd(c.costUsd)}`);
+    if (r.heldOut) {
+      for (const line of renderSideBySidePlain(r.heldOut.rows)) out.push(`${pad}${line}`);
+      out.push(`${pad}${r.heldOut.line}`);
+      if (r.heldOut.wrong.length) out.push(`${pad}held-out not right: ${list(r.heldOut.wrong)}`);
+      if (r.heldOut.hint) out.push(`${pad}to compare: ${r.heldOut.hint}`);
+    }
     const again = recordedLine(r);
     if (again) out.push(`${pad}${again}`);
     if (r.commit) out.push(`${pad}recorded: commit ${r.commit.slice(0, 7)}, tag tune/${r.tuning}/final-check`);

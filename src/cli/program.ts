@@ -4,6 +4,7 @@ import type { CommandIO } from './io.js';
 import { packageVersion } from '../app/version.js';
 import { currentNestedIO, setNestedIO } from './command.js';
 import * as auto from './commands/auto.js';
+import * as baseline from './commands/baseline.js';
 import * as batch from './commands/batch.js';
 import * as config from './commands/config.js';
 import * as dataset from './commands/dataset.js';
@@ -55,7 +56,7 @@ ${exitCodesHelp()}`)
     .exitOverride();
 
   for (const command of [
-    init, next, status, config, dataset, select, batch, run, final, show, report, grade, edit, revert,
+    init, next, status, config, dataset, select, batch, run, final, baseline, show, report, grade, edit, revert,
     difficult, memory, auto, fleet, demo, log, review, pr, hooks, sync, importCommand,
   ]) command.register(program);
   return program;

@@ -123,6 +123,13 @@ export const configSchema = z
       })
       .default({ maxCostUsd: null, maxTokens: null })
       .describe('maxCostUsd, maxTokens: the whole tuning stops launching cases past these'),
+    heldOut: z
+      .strictObject({
+        maxDrop: z.number({ error: 'must be a whole number of cases, e.g. 1' }).int('must be a whole number of cases').min(0, 'must be 0 or more').default(0)
+          .describe('held-out cases the tuned prose may get right fewer than the baseline did before the final check fails; 0 = none'),
+      })
+      .default({ maxDrop: 0 })
+      .describe('maxDrop: the noise allowed on the held-out set (cases) before the final check fails'),
     targets: z
       .array(
         z.strictObject({
@@ -176,7 +183,7 @@ export const CONFIG_TOP_KEYS: readonly string[] = Object.keys(configSchema.shape
  * Settings a new config.yaml leaves out (`git tune init`, `import`): rarely
  * changed, their defaults hold until `git tune config set` adds them.
  */
-const LEFT_OUT_BY_INIT = new Set(['concurrency', 'memory', 'targets', 'target']);
+const LEFT_OUT_BY_INIT = new Set(['concurrency', 'memory', 'heldOut', 'targets', 'target']);
 
 /** The values `git tune init` writes to a new config.yaml: the schema's defaults, fresh on every call. */
 export function initConfigValues(): Record<string, unknown> {

@@ -47,7 +47,8 @@ export const caseSchema = z.looseObject({
 export type Case = z.infer<typeof caseSchema> & { rev: string };
 export type Check = z.infer<typeof checkSchema>;
 
-function canonical(value: unknown): string {
+/** A value as one canonical JSON text (keys sorted): equal values give equal texts. */
+export function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const keys = Object.keys(value).sort();

@@ -12,7 +12,7 @@ export const ERROR_CODES = [
   'changes-md-unchanged', 'checkpoint-not-due', 'demo-dir-not-a-dir', 'demo-dir-not-empty',
   'demo-init-failed', 'detached-head', 'dirty-file', 'editor-failed', 'empty-dataset-dir', 'final-not-due',
   'final-recorded', 'findings-edited', 'git-busy', 'git-failed', 'github-api', 'github-unreachable',
-  'grade-first', 'history-incomplete', 'index-unsupported', 'interrupted', 'keep-without-why',
+  'grade-first', 'held-out-clash', 'held-out-quoted', 'history-incomplete', 'index-unsupported', 'interrupted', 'keep-without-why',
   'linked-worktree', 'log-needs-case', 'memory-half', 'memory-shape', 'merge-failed', 'no-batch',
   'no-changes-md', 'no-config', 'no-dataset', 'no-edit', 'no-findings', 'no-git', 'no-identity',
   'no-init-commit', 'no-plan', 'no-remote', 'no-run', 'no-runner', 'no-such-batch', 'no-such-case',

@@ -2,7 +2,8 @@ import type { JudgeFile, JudgeOutput, Proposal } from '../contracts/judge.js';
 import type { CaseResult } from '../contracts/result.js';
 import type { DifficultReason } from '../contracts/files.js';
 import { median } from './report.js';
-import { VERDICTS, type DifficultChange, type Verdict } from './steps.js';
+import { judgeHeldOut, renderSideBySide, scoreOf, sideBySide, type HeldOutInput, type HeldOutJudgement } from './held-out.js';
+import { VERDICTS, type DifficultChange, type Score, type Verdict } from './steps.js';
 
 /**
  * Findings of a run (SPEC 3.4): the draft the tool proposes, and the parse of
@@ -80,7 +81,7 @@ export interface DraftInput {
   /** Case ids some edit made since the previous run aimed at. */
   aimedSince: readonly string[];
   /** Final check only: stuck ids, and whether each case was right in its own batch. */
-  final?: { stuck: readonly string[]; rightInBatch: ReadonlyMap<string, boolean> };
+  final?: { stuck: readonly string[]; rightInBatch: ReadonlyMap<string, boolean>; heldOut?: HeldOutInput };
 }
 
 export interface Draft {
@@ -92,6 +93,8 @@ export interface Draft {
   flaky: string[];
   regressed: string[];
   proposals: MergedProposal[];
+  /** Final check with a held-out set: each set's score, and the held-out rule's outcome (docs/held-out.md). */
+  heldOut?: { selection: Score; heldOut: Score; judgement: HeldOutJudgement };
 }
 
 const fmt = (n: number) => n.toLocaleString('en-US');
@@ -146,11 +149,21 @@ export function draftFindings(input: DraftInput): Draft {
   // The proposed verdict (SPEC 3.4).
   let verdict: Verdict;
   const everyRight = wrong.every((id) => onList.has(id)) && unknown.length === 0;
+  // The held-out cases ride along in the final check: the VERIFIED rule is the selection's, the held-out rule their own.
+  const heldIds = new Set(input.final?.heldOut?.ids ?? []);
+  const selected = heldIds.size > 0 ? ids.filter((id) => !heldIds.has(id)) : ids;
+  let held: Draft['heldOut'];
+  if (isFinal && heldIds.size > 0) {
+    const isRight = (id: string) => verdicts.get(id) === 'right';
+    const heldScore = scoreOf(results.filter((r) => heldIds.has(r.id)), isRight);
+    held = { selection: scoreOf(results.filter((r) => !heldIds.has(r.id)), isRight), heldOut: heldScore, judgement: judgeHeldOut(heldScore, input.final!.heldOut!) };
+  }
   if (isFinal) {
     const stuck = new Set(input.final!.stuck);
-    const regressedFinal = ids.filter((id) => wrongSet.has(id) && input.final!.rightInBatch.get(id) === true);
+    const regressedFinal = selected.filter((id) => wrongSet.has(id) && input.final!.rightInBatch.get(id) === true);
     // A final check some case of which the judge could not grade says nothing yet: it runs again.
-    verdict = voids.length + judgeVoids.length > 0 ? 'VOID' : ids.every((id) => stuck.has(id) || verdicts.get(id) === 'right') && regressedFinal.length === 0 ? 'VERIFIED' : 'FAILED';
+    verdict = voids.length + judgeVoids.length > 0 ? 'VOID'
+      : selected.every((id) => stuck.has(id) || verdicts.get(id) === 'right') && regressedFinal.length === 0 && !(held?.judgement.failed ?? false) ? 'VERIFIED' : 'FAILED';
   } else if (voids.length > 0 || (judgeVoids.length > 0 && judgeVoids.length === ids.length)) verdict = 'VOID';
   else if (everyRight && run.half === 'nomem') verdict = 'PASSED';
   else if (everyRight && run.half === 'mem') {
@@ -218,8 +231,15 @@ export function draftFindings(input: DraftInput): Draft {
 
   if (isFinal) {
     const stuck = input.final!.stuck;
-    const regressedFinal = ids.filter((id) => wrongSet.has(id) && input.final!.rightInBatch.get(id) === true);
-    md.push('', '## Final check', '', `- right: ${right} of ${ids.length}`, `- regressed from their batch: ${regressedFinal.join(', ') || 'none'}`, `- stuck (reported, not counted): ${stuck.join(', ') || 'none'}`);
+    const regressedFinal = selected.filter((id) => wrongSet.has(id) && input.final!.rightInBatch.get(id) === true);
+    const rightSelected = selected.filter((id) => verdicts.get(id) === 'right').length;
+    md.push('', '## Final check', '', `- right: ${rightSelected} of ${selected.length}${held ? ' (the selection)' : ''}`, `- regressed from their batch: ${regressedFinal.join(', ') || 'none'}`, `- stuck (reported, not counted): ${stuck.join(', ') || 'none'}`);
+    if (held) {
+      const wrongHeld = [...heldIds].filter((id) => verdicts.get(id) !== 'right');
+      md.push('', '## Held-out', '', 'The held-out cases no batch used, tuned prose against the original prose (`git tune baseline`):', '');
+      md.push(...renderSideBySide(sideBySide(held, input.final!.heldOut!.baseline)));
+      md.push('', `- ${held.judgement.line}`, `- held-out cases not right: ${wrongHeld.join(', ') || 'none'}`);
+    }
   } else if (run.half === 'nomem') {
     md.push('', '## Cost review', '');
     md.push(`- ${fmt(tokens)} tokens and ${fmt(sum(results, (r) => r.llmCalls))} llm calls for ${ids.length} cases (median ${medianCalls} llm calls a case).`);
@@ -248,7 +268,7 @@ export function draftFindings(input: DraftInput): Draft {
     }
     md.push(`- \`${p.change.replace(/`/g, "'")}\`${p.why.length ? ` — why: ${p.why.join('; ')}` : ''}${p.expect.length ? `; expect: ${p.expect.join('; ')}` : ''} (cases: ${p.cases.join(', ')})`);
   }
-  return { verdict, markdown: `${md.join('\n')}\n`, verdicts, difficult, costly, flaky, regressed, proposals };
+  return { verdict, markdown: `${md.join('\n')}\n`, verdicts, difficult, costly, flaky, regressed, proposals, ...(held ? { heldOut: held } : {}) };
 }
 
 export interface ParsedFindings {

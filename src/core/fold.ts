@@ -1,6 +1,6 @@
 import type { BatchPlan, DifficultReason } from '../contracts/files.js';
 import { formatRunName, parseRunName, type Half, type RunId } from './names.js';
-import { parseStep, unsealedStep, type Keep, type Step, type Verdict } from './steps.js';
+import { parseStep, unsealedStep, type Keep, type Score, type Step, type Verdict } from './steps.js';
 
 /**
  * The state of a tuning is the fold of its step commits, oldest first, from
@@ -21,6 +21,17 @@ export interface Grade {
   review: boolean;
   oid: string;
   index: number;
+  /** The final check's held-out set, as its grade recorded it (docs/held-out.md). */
+  heldOut?: Score;
+}
+
+/** The latest baseline: the original prose's results (docs/held-out.md). */
+export interface BaselineState {
+  oid: string;
+  init: string;
+  selection: Score;
+  heldOut: Score | null;
+  heldOutRev: string | null;
 }
 
 export interface RunState {
@@ -115,6 +126,10 @@ export interface TuningState {
    */
   planned: string | null;
   usage: { tokens: number; costUsd: number };
+  /** The latest `git tune baseline`, or null. */
+  baseline: BaselineState | null;
+  /** The held-out set the latest dataset step left (its size and rev), or null (docs/held-out.md). */
+  heldOut: { cases: number; rev: string } | null;
   /** Steps that did not fit the history (a grade of an unknown run, …). */
   warnings: string[];
 }
@@ -123,7 +138,7 @@ export function emptyState(tuning: string): TuningState {
   return {
     tuning, initOid: null, tipOid: null, commits: 0, dataset: null, selection: null,
     batches: [], final: [], runs: new Map(), edits: [], difficult: [], candidate: null,
-    checkpoints: [], planned: null, usage: { tokens: 0, costUsd: 0 }, warnings: [],
+    checkpoints: [], planned: null, usage: { tokens: 0, costUsd: 0 }, baseline: null, heldOut: null, warnings: [],
   };
 }
 
@@ -380,6 +395,7 @@ function applyStep(state: TuningState, step: Step, commit: HistoryCommit, index:
       break;
     case 'dataset':
       state.dataset = { cases: step.cases, rev: step.rev };
+      state.heldOut = step.heldOut ?? null;
       break;
     case 'select':
       state.selection = { selected: step.selected, total: step.total };
@@ -484,7 +500,7 @@ function applyStep(state: TuningState, step: Step, commit: HistoryCommit, index:
         break;
       }
       const first = run.grade === null;
-      run.grade = { verdict: step.verdict, wrong: step.wrong, review: step.review, oid: commit.oid, index };
+      run.grade = { verdict: step.verdict, wrong: step.wrong, review: step.review, oid: commit.oid, index, ...(step.heldOut ? { heldOut: step.heldOut } : {}) };
       // Graded last of all: what an edit made now responds to.
       if (run.half !== null) ix.latestGraded = run;
       if (first) settleEdits(state, run, ix);
@@ -516,6 +532,12 @@ function applyStep(state: TuningState, step: Step, commit: HistoryCommit, index:
       state.candidate = { run: step.run, batch: run?.batch ?? 0, index };
       break;
     }
+    case 'baseline':
+      state.baseline = { oid: commit.oid, init: step.init, selection: step.selection, heldOut: step.heldOut, heldOutRev: step.heldOutRev };
+      // What the baseline spent counts against the budget, as a run's does.
+      state.usage.tokens += step.selection.tokens + (step.heldOut?.tokens ?? 0);
+      state.usage.costUsd += step.selection.costUsd + (step.heldOut?.costUsd ?? 0);
+      break;
     case 'checkpoint':
       if (!state.checkpoints.includes(step.batch)) state.checkpoints.push(step.batch);
       settleClosedHalves(state, ix);

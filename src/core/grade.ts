@@ -5,7 +5,7 @@ import { settleAtGrade, type EditState, type GradeSettlement, type RunState, typ
 import { latestBatchRun } from './next.js';
 import { refusal, type Refusal } from './refusal.js';
 import { passedRuleBreaks, reviewHeading } from './rules.js';
-import { VERDICTS, type DifficultChange, type Keep, type Step, type Verdict } from './steps.js';
+import { VERDICTS, type DifficultChange, type Keep, type Score, type Step, type Verdict } from './steps.js';
 
 /**
  * `git tune grade`'s rules (SPEC 3.4, 3.5): which run it grades, whether the
@@ -124,14 +124,16 @@ export function decideGrade(input: FindingsInput): GradeDecision | Refusal {
 }
 
 /** The grade step: its trailers, and a subject that says the verdict (and the one it replaces). */
-export function gradeStep(tuning: string, run: RunState, d: GradeDecision, keep: Keep | undefined): { step: Step; subject: string; body: string } {
+export function gradeStep(tuning: string, run: RunState, d: GradeDecision, keep: Keep | undefined, heldOut?: Score): { step: Step; subject: string; body: string } {
   const regrade = run.grade ? ` (was ${run.grade.verdict})` : '';
   return {
     step: {
       step: 'grade', tuning, run: run.name, verdict: d.verdict, wrong: d.wrong, review: d.review, difficult: d.difficult,
       ...(keep ? { keep } : {}),
+      // The final check's held-out set (docs/held-out.md): the README and the PR comment read it from here.
+      ...(heldOut && run.half === null ? { heldOut } : {}),
     },
-    subject: `tune(${tuning}): grade ${run.name} ${d.verdict}${regrade}: ${run.cases.length - d.wrong.length}/${run.cases.length} right`,
+    subject: `tune(${tuning}): grade ${run.name} ${d.verdict}${regrade}: ${run.cases.length - d.wrong.length}/${run.cases.length} right${heldOut && run.half === null ? `, held-out ${heldOut.right}/${heldOut.cases}` : ''}`,
     body: keep ? `Kept on purpose by ${keep.by}, though unconfirmed: ${keep.edits.map((o) => o.slice(0, 7)).join(', ')}.\n\n${keep.why}` : '',
   };
 }

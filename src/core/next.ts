@@ -114,6 +114,11 @@ function notesFor(input: NextInput): string[] {
     const oid = e.oid.slice(0, 7);
     notes.push(`edit ${oid} came after ${closedHalf(state, e.batch, e.half) ?? `${e.run}'s half closed`}: no run of batch ${e.batch}'s ${e.half === 'mem' ? 'with-memory' : 'no-memory'} half will try it, so it is unconfirmed; the next grade reverts it unless kept (git tune grade --keep ${oid} --why "…"), and the final check does not start while it stands (undo it now: git tune revert ${oid})`);
   }
+  // A held-out set without its baseline: the final check could not tell overfitting (docs/held-out.md).
+  const finalGraded = state.final.some((r) => r.grade !== null);
+  if (state.heldOut && !finalGraded && (state.baseline === null || state.baseline.heldOutRev !== state.heldOut.rev)) {
+    notes.push(`the held-out set (${state.heldOut.cases} cases) has ${state.baseline ? 'changed since its baseline' : 'no baseline yet'}: without one the final check cannot compare it (git tune baseline)`);
+  }
   if (state.warnings.length > 0) notes.push(`history has ${state.warnings.length} step(s) that did not fit: git tune status`);
   return notes;
 }

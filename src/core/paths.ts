@@ -6,7 +6,8 @@ import { batchLabel } from './names.js';
  *
  * On the branch, repository-relative and `/`-separated, under
  * `dir` = `.tune/<name>` (tuningDir):
- *   config.yaml, selection.json, dataset.jsonl, difficult.json, README.md,
+ *   config.yaml, selection.json, dataset.jsonl, held-out.jsonl,
+ *   baseline/results.json, difficult.json, README.md,
  *   USAGE.md, batches/batchNN.json, runs/<run>/{run.json, results.json,
  *   memory-writes.json, judge.json, findings.md, changes.md},
  *   memory/{last-good,candidate}/…
@@ -23,6 +24,10 @@ export const tuningDir = (tuning: string) => `.tune/${tuning}`;
 export const CONFIG_FILE = 'config.yaml';
 export const SELECTION_FILE = 'selection.json';
 export const DATASET_FILE = 'dataset.jsonl';
+/** The held-out cases: the dataset's format, never planned into a batch (docs/held-out.md). */
+export const HELD_OUT_FILE = 'held-out.jsonl';
+/** The baseline's folder: the original prose's results (docs/held-out.md). */
+export const BASELINE_DIR = 'baseline';
 export const DIFFICULT_FILE = 'difficult.json';
 export const README_FILE = 'README.md';
 export const USAGE_FILE = 'USAGE.md';
@@ -47,6 +52,9 @@ export type MemoryTreeName = 'last-good' | 'candidate';
 export const configPath = (dir: string) => `${dir}/${CONFIG_FILE}`;
 export const selectionPath = (dir: string) => `${dir}/${SELECTION_FILE}`;
 export const datasetPath = (dir: string) => `${dir}/${DATASET_FILE}`;
+export const heldOutPath = (dir: string) => `${dir}/${HELD_OUT_FILE}`;
+/** `baseline/results.json`: each case's result with the original prose, and its verdict. */
+export const baselineResultsPath = (dir: string) => `${dir}/${BASELINE_DIR}/results.json`;
 export const difficultPath = (dir: string) => `${dir}/${DIFFICULT_FILE}`;
 export const readmePath = (dir: string) => `${dir}/${README_FILE}`;
 export const usagePath = (dir: string) => `${dir}/${USAGE_FILE}`;

@@ -7,6 +7,7 @@ import type { Half } from './names.js';
 import type { NextStep } from './next.js';
 import { RUN_FILES, runFilePath } from './paths.js';
 import { planBatch } from './plan.js';
+import { renderSideBySide, sideBySide } from './held-out.js';
 import { parseStep, type Step } from './steps.js';
 import { parseMessage } from './trailers.js';
 import { escapeCell, formatCount, formatUsd, percentSaved, representativeRun, type RunSummary } from './usage.js';
@@ -111,6 +112,7 @@ export function renderReadme(input: ReadmeInput): string {
     renderBatches(input),
     renderDifficult(input),
     renderResults(input),
+    renderHeldOut(input),
     renderNextSection(input),
     renderLog(input),
   ];
@@ -554,6 +556,35 @@ function renderResults(input: ReadmeInput): string {
   return lines.join('\n');
 }
 
+/**
+ * The held-out set beside the selection, tuned prose against the original
+ * (docs/held-out.md): from the baseline step and the final check's grade.
+ */
+function renderHeldOut(input: ReadmeInput): string {
+  const { state } = input;
+  const finalRun = state.final[state.final.length - 1];
+  const graded = finalRun?.grade ?? null;
+  if (!state.heldOut && !state.baseline && !graded?.heldOut) return '';
+  const lines = ['## Held-out set', ''];
+  lines.push(state.heldOut
+    ? `${state.heldOut.cases} held-out case${state.heldOut.cases === 1 ? '' : 's'} (\`held-out.jsonl\`): no batch uses them and no edit may quote them; the baseline and the final check run them.`
+    : 'No held-out set now.');
+  const base = state.baseline && { selection: state.baseline.selection, heldOut: state.baseline.heldOut };
+  const stale = state.baseline && state.heldOut && state.baseline.heldOutRev !== state.heldOut.rev;
+  if (!state.baseline) lines.push('', 'Baseline: not run yet (`git tune baseline` runs the original prose once; without it the final check cannot compare the held-out set).');
+  else if (stale) lines.push('', `Baseline (${code(state.baseline.oid.slice(0, 7))}) ran another held-out set: \`git tune baseline\` again to compare.`);
+  if (finalRun && graded?.heldOut) {
+    const heldTokens = graded.heldOut.tokens;
+    const heldCost = graded.heldOut.costUsd;
+    const tunedSelection = { right: rightCases(finalRun).length, cases: finalRun.cases.length, tokens: finalRun.tokens - heldTokens, costUsd: finalRun.costUsd - heldCost };
+    lines.push('', `The final check (**${graded.verdict}**), tuned prose vs the prose at the tuning's start:`, '');
+    lines.push(...renderSideBySide(sideBySide({ selection: tunedSelection, heldOut: graded.heldOut }, stale ? null : base)));
+  } else if (base && !stale) {
+    lines.push('', `Baseline of ${code(state.baseline!.init.slice(0, 7))}: selection ${base.selection.right}/${base.selection.cases} right${base.heldOut ? `, held-out ${base.heldOut.right}/${base.heldOut.cases} right` : ''}; the final check compares with it.`);
+  }
+  return lines.join('\n');
+}
+
 function renderNextSection(input: ReadmeInput): string {
   const { next } = input;
   if (!next) return '';
@@ -594,6 +625,10 @@ export function describeStep(step: Step, subject: string, edit?: EditState, esca
     case 'candidate': return { text: `candidate memory from ${step.run}`, links: [] };
     case 'checkpoint': return { text: `checkpoint: batch ${step.batch} is in the last good memory`, links: [] };
     case 'note': return { text: `note: ${escapeText(subject)}`, links: [] };
+    case 'baseline': return {
+      text: `baseline (the prose of ${step.init.slice(0, 7)}): selection ${step.selection.right}/${step.selection.cases} right${step.heldOut ? `, held-out ${step.heldOut.right}/${step.heldOut.cases} right` : ''}`,
+      links: [['results', 'baseline/results.json']],
+    };
   }
 }
 

@@ -1,5 +1,6 @@
 import type { EditKeep, EditStatus } from './fold.js';
 import type { Half } from './names.js';
+import type { Score } from './steps.js';
 import { escapeCell, formatCount, formatUsd, percentSaved } from './usage.js';
 
 /**
@@ -84,6 +85,8 @@ export interface ReviewInput {
   difficult: ReviewDifficultChange[];
   head: { commit: string; url: string | null };
   base: { commit: string };
+  /** The tuning's held-out set (docs/held-out.md): its size and the baseline's score on it, when one ran on this set. */
+  heldOut?: { cases: number; baseline: Score | null };
 }
 
 const short = (oid: string) => oid.slice(0, 7);
@@ -212,6 +215,12 @@ function difficultSection(input: ReviewInput): string[] {
   return lines;
 }
 
+/** The held-out set is never in a batch: the review says so, and what the baseline got on it. */
+function heldOutLine(h: NonNullable<ReviewInput['heldOut']>): string {
+  const base = h.baseline ? `the original prose got ${h.baseline.right}/${h.baseline.cases} right (\`git tune baseline\`)` : 'no baseline yet (`git tune baseline`)';
+  return `**Held-out set:** ${h.cases} case${h.cases === 1 ? '' : 's'} no batch uses and no edit may quote; ${base}. The final check compares them.`;
+}
+
 function assemble(input: ReviewInput, maxRows: number, diffBudget: (patch: string) => number | null): string {
   const parts = [
     header(input).join('\n'),
@@ -221,6 +230,7 @@ function assemble(input: ReviewInput, maxRows: number, diffBudget: (patch: strin
       ...input.edits.flatMap((e, i) => ['', ...editSection(e, i, diffBudget)])].join('\n'),
     memorySection(input).join('\n'),
     difficultSection(input).join('\n'),
+    ...(input.heldOut ? [heldOutLine(input.heldOut)] : []),
     '<sub>Written by `git tune review`; `git tune pr` keeps this pull request up to date.</sub>',
   ];
   return `${parts.join('\n\n')}\n`;

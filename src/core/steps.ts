@@ -10,6 +10,24 @@ import { formatMessage, messageTrailers, parseMessage, trailerValue, trailerValu
 export const VERDICTS = ['PROGRESS', 'NO CHANGE', 'REGRESSION', 'MIXED', 'CORRECT', 'PASSED', 'VOID', 'VERIFIED', 'FAILED'] as const;
 export type Verdict = (typeof VERDICTS)[number];
 
+/** How one set of cases did in a run: right of cases, and what it spent (the baseline, the final check's held-out set). */
+export interface Score {
+  right: number;
+  cases: number;
+  tokens: number;
+  costUsd: number;
+}
+
+/** `3/4 right, 1200 tokens, $0.004000`: a score as a trailer value, and back. */
+export function formatScore(s: Score): string {
+  return `${s.right}/${s.cases} right, ${s.tokens} tokens, $${s.costUsd.toFixed(6)}`;
+}
+
+export function parseScore(value: string | undefined): Score | null {
+  const m = value === undefined ? null : /^(\d+)\/(\d+) right, (\d+) tokens, \$(\d+(?:\.\d+)?)$/.exec(value.trim());
+  return m ? { right: Number(m[1]), cases: Number(m[2]), tokens: Number(m[3]), costUsd: Number(m[4]) } : null;
+}
+
 export type DifficultChange =
   | { op: 'add'; id: string; reason: DifficultReason }
   | { op: 'fix'; id: string };
@@ -17,7 +35,7 @@ export type DifficultChange =
 export type StepData =
   | { step: 'init'; tuning: string }
   | { step: 'config'; keys: string[] }
-  | { step: 'dataset'; cases: number; rev: string }
+  | { step: 'dataset'; cases: number; rev: string; heldOut?: { cases: number; rev: string } }
   | { step: 'select'; selected: number; total: number }
   | { step: 'plan'; batch: number; size: number; kind: 'new' | 'difficult'; new: string[]; recheck: string[] }
   | { step: 'run-plan'; run: string }
@@ -33,7 +51,15 @@ export type StepData =
       costUsd: number;
     }
   | { step: 'run-stop'; run: string; reason: string; tokens: number; costUsd: number }
-  | { step: 'grade'; run: string; verdict: Verdict; wrong: string[]; review: boolean; keep?: Keep }
+  | { step: 'grade'; run: string; verdict: Verdict; wrong: string[]; review: boolean; keep?: Keep; heldOut?: Score }
+  | {
+      /** The original prose (the init commit's) run on the selection and the held-out set (docs/held-out.md). */
+      step: 'baseline';
+      init: string;
+      selection: Score;
+      heldOut: Score | null;
+      heldOutRev: string | null;
+    }
   | { step: 'edit'; run: string; aims: string[] | null }
   | { step: 'revert'; reverts: string[] }
   | { step: 'difficult' }
@@ -55,7 +81,7 @@ export interface Keep {
 export type StepKind = StepData['step'];
 export const STEP_KINDS: readonly StepKind[] = [
   'init', 'config', 'dataset', 'select', 'plan', 'run-plan', 'run-start', 'run', 'run-stop', 'grade', 'edit', 'revert',
-  'difficult', 'candidate', 'checkpoint', 'note',
+  'difficult', 'candidate', 'checkpoint', 'note', 'baseline',
 ];
 
 export type Step = StepData & { tuning: string; difficult: DifficultChange[] };
@@ -96,6 +122,7 @@ function stepTrailers(step: Step): Trailer[] {
       break;
     case 'dataset':
       t.push(['Tune-Cases', String(step.cases)], ['Tune-Dataset-Rev', step.rev]);
+      if (step.heldOut) t.push(['Tune-Held-Out', String(step.heldOut.cases)], ['Tune-Held-Out-Rev', step.heldOut.rev]);
       break;
     case 'select':
       t.push(['Tune-Selected', String(step.selected)], ['Tune-Total', String(step.total)]);
@@ -145,6 +172,11 @@ function stepTrailers(step: Step): Trailer[] {
         for (const oid of step.keep.edits) t.push(['Tune-Keep', oid]);
         t.push(['Tune-Keep-Why', oneLine(step.keep.why)], ['Tune-Kept-By', oneLine(step.keep.by)]);
       }
+      if (step.heldOut) t.push(['Tune-Held-Out-Score', formatScore(step.heldOut)]);
+      break;
+    case 'baseline':
+      t.push(['Tune-Baseline-Of', step.init], ['Tune-Selection-Score', formatScore(step.selection)]);
+      if (step.heldOut) t.push(['Tune-Held-Out-Score', formatScore(step.heldOut)], ['Tune-Held-Out-Rev', step.heldOutRev ?? NONE]);
       break;
     case 'edit':
       t.push(['Tune-Run', step.run]);
@@ -294,7 +326,12 @@ function stepOf(trailers: readonly Trailer[]): Step | null {
       return { tuning, difficult, step: 'config', keys: parseIds(get('tune-keys')) };
     case 'dataset': {
       const cases = num('tune-cases');
-      return cases === null ? null : { tuning, difficult, step: 'dataset', cases, rev: get('tune-dataset-rev') ?? '' };
+      if (cases === null) return null;
+      const heldOut = num('tune-held-out');
+      return {
+        tuning, difficult, step: 'dataset', cases, rev: get('tune-dataset-rev') ?? '',
+        ...(heldOut !== null ? { heldOut: { cases: heldOut, rev: get('tune-held-out-rev') ?? '' } } : {}),
+      };
     }
     case 'select': {
       const selected = num('tune-selected');
@@ -337,11 +374,21 @@ function stepOf(trailers: readonly Trailer[]): Step | null {
       const verdict = get('tune-verdict');
       if (run === undefined || !(VERDICTS as readonly string[]).includes(verdict ?? '')) return null;
       const kept = trailerValues(trailers, 'Tune-Keep');
+      const heldOut = parseScore(get('tune-held-out-score'));
       return {
         tuning, difficult, step: 'grade', run, verdict: verdict as Verdict,
         wrong: parseIds(get('tune-wrong')), review: get('tune-review') === 'yes',
         ...(kept.length > 0 ? { keep: { edits: kept, why: get('tune-keep-why') ?? '', by: get('tune-kept-by') ?? '' } } : {}),
+        ...(heldOut ? { heldOut } : {}),
       };
+    }
+    case 'baseline': {
+      const init = get('tune-baseline-of');
+      const selection = parseScore(get('tune-selection-score'));
+      if (init === undefined || selection === null) return null;
+      const heldOut = parseScore(get('tune-held-out-score'));
+      const rev = get('tune-held-out-rev');
+      return { tuning, difficult, step: 'baseline', init, selection, heldOut, heldOutRev: heldOut && rev && rev !== NONE ? rev : null };
     }
     case 'edit': {
       if (run === undefined) return null;

@@ -211,7 +211,7 @@ describe('the spine, as a user drives it', () => {
         'prose:', '  - agents/**/*.md', 'memoryPolicy: []',
         'runner:', '  command:', '    - node', '    - agent.js', '  shell: false', '  timeoutSec: 600', '  env: {}',
         'judge: null', 'editor: null', 'memory:', '  merge: null', 'budget:', '  maxCostUsd: null', '  maxTokens: null',
-        'targets: []', 'concurrency: 13', '',
+        'heldOut:', '  maxDrop: 0', 'targets: []', 'concurrency: 13', '',
       ].join('\n'),
     );
     expect(repo.tuneJson(['config']).concurrency).toBe(13);

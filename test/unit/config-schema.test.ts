@@ -19,7 +19,7 @@ describe('the config settings come from the zod schema', () => {
       'runner', 'runner.command', 'runner.shell', 'runner.timeoutSec', 'runner.env', 'runner.preset', 'runner.options',
       'judge', 'judge.command', 'judge.shell', 'judge.timeoutSec', 'judge.env', 'judge.preset', 'judge.options',
       'editor', 'editor.command', 'editor.shell', 'editor.timeoutSec', 'editor.env', 'editor.preset', 'editor.options',
-      'memory', 'memory.merge', 'budget', 'budget.maxCostUsd', 'budget.maxTokens', 'targets', 'target',
+      'memory', 'memory.merge', 'budget', 'budget.maxCostUsd', 'budget.maxTokens', 'heldOut', 'heldOut.maxDrop', 'targets', 'target',
     ]);
   });
 

@@ -35,6 +35,13 @@ const steps: Step[] = [
   { ...base, step: 'candidate', run: 'batch03-nomem-run2' },
   { ...base, step: 'checkpoint', batch: 3 },
   { ...base, step: 'note' },
+  { ...base, step: 'dataset', cases: 64, rev: '0123456789ab', heldOut: { cases: 12, rev: 'ba9876543210' } },
+  { ...base, step: 'grade', run: 'final-check', verdict: 'FAILED', wrong: [], review: false, heldOut: { right: 3, cases: 12, tokens: 4500, costUsd: 0.0125 } },
+  {
+    ...base, step: 'baseline', init: '3333333333333333333333333333333333333333',
+    selection: { right: 30, cases: 40, tokens: 120000, costUsd: 0.5 }, heldOut: { right: 10, cases: 12, tokens: 36000, costUsd: 0.15 }, heldOutRev: 'ba9876543210',
+  },
+  { ...base, step: 'baseline', init: '3333333333333333333333333333333333333333', selection: { right: 0, cases: 0, tokens: 0, costUsd: 0 }, heldOut: null, heldOutRev: null },
   {
     ...base, step: 'grade', run: 'batch01-nomem-run4', verdict: 'PASSED', wrong: ['c'], review: true,
     difficult: [

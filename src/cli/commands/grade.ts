@@ -54,6 +54,7 @@ async function run(io: CommandIO, opts: GradeOptions): Promise<void> {
     ...outcome.kept.map((k) => `kept ${k.edit.slice(0, 7)} (unconfirmed) on purpose: ${k.why} (${k.by})`),
     `${outcome.run}: ${outcome.verdict}${outcome.wrong.length ? ` (wrong: ${outcome.wrong.join(', ')})` : ''}`,
     ...outcome.difficult.map((d) => `  difficult ${d.op} ${d.id}${d.op === 'add' ? ` (${d.reason})` : ''}`),
+    ...(outcome.heldOut ?? []).map((line) => `  ${line}`),
   ]);
   if (isFinalRun(outcome.run) && outcome.verdict !== 'VERIFIED') {
     throw new TuneError('not-verified', `the final check is ${outcome.verdict}, not VERIFIED`, { exitCode: EXIT.notVerified });

@@ -20,6 +20,7 @@ export function register(program: CommandUnknownOpts): void {
       .option('--preset <provider>', 'ready programs for all three roles (runner, judge, editor) over a model API: openai (any OpenAI-compatible endpoint, OPENAI_BASE_URL) or anthropic; --runner/--judge/--editor, when given, win for their own role')
       .option('--model <model>', 'the model --preset talks to, e.g. gpt-4o-mini (required with --preset)')
       .option('--dataset <file>', 'import this dataset right away (JSON, JSONL, YAML, or a folder)')
+      .option('--held-out <file>', 'keep these cases apart (same formats): no batch uses them, no edit may quote them; `git tune baseline` and the final check run them (needs --dataset)')
       .option('--github', 'also install the GitHub workflows (final check on pull requests, sharded; a PR comment) into .github/workflows/; alone on an existing tuning, only that')
       .option('--agent-skill', 'add the skill file for coding agents (.claude/skills/git-tune/SKILL.md) to the init commit')
       .option('--no-hooks', 'do not install the git hooks (`git tune hooks install` does it later)')
@@ -68,7 +69,7 @@ async function run(io: CommandIO, name: string, opts: InitOptions): Promise<void
   } catch (err) {
     // The init commit planned: what follows it (the workflows-only dry run says its own).
     throw err instanceof DryRun && err.commits.length > 0
-      ? err.followedBy(`switch to ${branchName(name)}${opts.dataset ? `, import ${opts.dataset} (a commit)` : ''}${opts.hooks !== false ? ', install the git hooks' : ''}${opts.github ? ', install the GitHub workflows' : ''}`)
+      ? err.followedBy(`switch to ${branchName(name)}${opts.dataset ? `, import ${opts.dataset}${opts.heldOut ? ` and the held-out set ${opts.heldOut}` : ''} (a commit)` : ''}${opts.hooks !== false ? ', install the git hooks' : ''}${opts.github ? ', install the GitHub workflows' : ''}`)
       : err;
   }
   if (outcome.kind === 'workflows') {
