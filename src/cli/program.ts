@@ -80,16 +80,28 @@ function printError(err: unknown, debug: boolean, wantsJson: boolean): number {
   return EXIT.unexpected;
 }
 
+/**
+ * `git tune help memory candidate` as `git tune memory candidate --help`:
+ * commander's help command looks one word deep, and a subcommand's help is
+ * the text of its man page (`git-tune-memory-candidate`), which git's
+ * `--help` would ask `man` for.
+ */
+function helpOfSubcommand(argv: string[]): string[] {
+  const [node = 'node', script = 'git-tune', first, ...rest] = argv;
+  return first === 'help' && rest.length > 1 && rest.every((a) => !a.startsWith('-')) ? [node, script, ...rest, '--help'] : argv;
+}
+
 export async function main(argv: string[]): Promise<number> {
   const program = buildProgram();
   const debug = argv.includes('--debug');
   try {
-    await program.parseAsync(argv);
+    await program.parseAsync(helpOfSubcommand(argv));
     // A command that reports its own outcome on stdout (auto, demo) sets a non-zero code without throwing.
     return typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok;
   } catch (err) {
     if (err instanceof CommanderError) {
-      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return EXIT.ok;
+      // `commander.help` with a non-zero code is `git tune help <no such command>`: the help went to stderr.
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || (err.code === 'commander.help' && err.exitCode === 0)) return EXIT.ok;
       return EXIT.usage;
     }
     return printError(err, debug, argv.includes('--json'));
