@@ -109,6 +109,10 @@ describe('man pages', () => {
       expect(man.status, man.stderr).toBe(0);
       expect(man.stdout).toMatch(/SYNOPSIS\s+git tune run \[options\]/);
       expect(man.stdout).toContain('--concurrency <n>');
+      // git hands `--help` after a subcommand to git-tune itself: commander's help, no man needed.
+      const sub = sh('git', ['tune', 'run', '--help']);
+      expect(sub.status, sub.stderr).toBe(0);
+      expect(sub.stdout).toMatch(/^Usage: git-tune run \[options\]/);
       const nested = sh('man', ['git-tune-memory-candidate']);
       expect(nested.stdout).toMatch(/git tune memory candidate \[options\]/);
     });
