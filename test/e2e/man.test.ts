@@ -127,6 +127,9 @@ describe('man pages', () => {
       expect(nested.stdout).toMatch(/^Usage: git-tune memory candidate \[options\]/);
       const unknown = spawnSync('git', ['tune', 'help', 'nosuch'], { cwd: path.join(tmp, 'work'), env: noMan, encoding: 'utf8' });
       expect(unknown.status).toBe(2);
+      const unknownSub = spawnSync('git', ['tune', 'help', 'memory', 'nosuch'], { cwd: path.join(tmp, 'work'), env: noMan, encoding: 'utf8' });
+      expect(unknownSub.status).toBe(2);
+      expect(unknownSub.stderr).toMatch(/^Usage: git-tune memory /);
     });
   });
 });
