@@ -65,10 +65,28 @@ function render(contract: Contract): string {
   return `${JSON.stringify(schema, null, 2)}\n`;
 }
 
+/**
+ * A whole dataset file as `dataset import` reads it (JSON or YAML): a list
+ * of cases, or an object with a `cases` list; each case as
+ * case.schema.json says, by reference, so an editor mapping cases.yaml to
+ * this file validates every case.
+ */
+function datasetFileSchema(): string {
+  const cases = { type: 'array', items: { $ref: 'case.schema.json' } };
+  const schema = {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    title: 'git-tune dataset file',
+    description: 'A dataset file for git tune dataset import, JSON or YAML: a list of cases, or an object with a `cases` list (JSONL holds one case per line instead). docs/contracts.md#dataset',
+    anyOf: [cases, { type: 'object', properties: { cases }, required: ['cases'] }],
+  };
+  return `${JSON.stringify(schema, null, 2)}\n`;
+}
+
 /** Every file of schema/: its name and its text. */
 export function contractJsonSchemas(): Array<{ file: string; text: string }> {
   return [
     ...CONTRACTS.map((c) => ({ file: c.file, text: render(c) })),
+    { file: 'dataset.schema.json', text: datasetFileSchema() },
     { file: 'config.schema.json', text: configJsonSchema() },
   ];
 }

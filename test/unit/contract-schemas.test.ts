@@ -39,6 +39,14 @@ describe('the contracts\' JSON Schemas in schema/', () => {
     }
   });
 
+  it('a dataset file is a list of cases or {cases: [...]}, each case by reference to the case schema', () => {
+    const file = JSON.parse(generated.find((g) => g.file === 'dataset.schema.json')!.text) as { anyOf: Array<Record<string, unknown>> };
+    expect(file.anyOf).toEqual([
+      { type: 'array', items: { $ref: 'case.schema.json' } },
+      { type: 'object', properties: { cases: { type: 'array', items: { $ref: 'case.schema.json' } } }, required: ['cases'] },
+    ]);
+  });
+
   it('every key of the example dataset\'s cases is a property of the case schema', () => {
     const { cases } = parse(readFileSync(new URL('../../templates/example/cases.yaml', import.meta.url), 'utf8')) as { cases: Array<Record<string, unknown>> };
     const properties = Object.keys(schemaOf('case.schema.json').properties);
