@@ -1,7 +1,7 @@
 import * as z from 'zod';
 
 /**
- * `.tune/<name>/config.yaml` (SPEC section 6). Keys are strict: a typo such as
+ * `.tune/<name>/config.yaml` (docs/contracts.md#config). Keys are strict: a typo such as
  * `maxbatch` would silently change the method, so unknown keys are refused and
  * the closest known key is named.
  */
