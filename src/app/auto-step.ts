@@ -169,7 +169,7 @@ async function runStep(tuning: Tuning, final: boolean, concurrency: number | und
   return { kind: 'interrupted', run: outcome.run };
 }
 
-/** A VOID run again at half its concurrency (at least VOID_FLOOR), the configured one lowered when it is higher (SPEC 5). */
+/** A VOID run again at half its concurrency (at least VOID_FLOOR), the configured one lowered when it is higher (docs/method.md#next). */
 async function voidRerun(tuning: Tuning, step: NextStep, ctx: StepContext): Promise<StepOutcome> {
   const run = tuning.state.runs.get(step.run!)!;
   const lower = Math.max(VOID_FLOOR, Math.floor(run.concurrency / 2));
@@ -260,7 +260,7 @@ async function gradeStep(tuning: Tuning, step: NextStep, ctx: StepContext): Prom
 }
 
 /**
- * A PASSED the rules refuse (SPEC 3.4), made right where the fix is the
+ * A PASSED the rules refuse (docs/method.md#grading), made right where the fix is the
  * tool's to make (src/core/half-end.ts): unconfirmed and pending edits
  * reverted, wrong cases put on the difficult list; then PASSED recorded.
  * Any other rule needs a person.
@@ -291,7 +291,7 @@ async function revert(tuning: Tuning, ctx: StepContext): Promise<Tuning> {
 }
 
 /**
- * The edit step (SPEC 6, Editor): case-only cases to the difficult list, then
+ * The edit step (docs/contracts.md#editor): case-only cases to the difficult list, then
  * the editor for whatever the findings show short (wrong cases, the judge's
  * proposals, cost left to cut, memory saved twice or saving too little). An
  * editor that changes nothing has nothing to offer: the half ends as at
@@ -376,7 +376,7 @@ async function shortOf(tuning: Tuning, run: RunState): Promise<ShortCase[]> {
 }
 
 /**
- * The half ends without passing (SPEC 3.3 step 5; also when the editor has
+ * The half ends without passing (docs/method.md#halves, step 5; also when the editor has
  * nothing to offer): its unconfirmed and pending edits reverted, what is
  * still short put on the difficult list, and PASSED written.
  */

@@ -27,7 +27,7 @@ export interface Usage {
  * its command calls (src/app/auto-step.ts), with a typed outcome, and the two
  * steps that need a person are done with the configured judge and editor:
  * - grade: the draft (with the judge's verdicts) is recorded as drafted; a
- *   wrong case whose judge says `caseOnly` (the fault is in the case, SPEC 6)
+ *   wrong case whose judge says `caseOnly` (the fault is in the case, docs/contracts.md#judge)
  *   is put on the difficult list first, so the draft counts it there;
  * - edit: the editor is called for every shortfall the findings show (wrong
  *   cases, proposals, cost left to cut, memory saved twice or saving too

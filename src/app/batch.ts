@@ -6,7 +6,7 @@ import { requireOnBranch } from './guards.js';
 import type { Tuning } from './tuning.js';
 import { batchPlanPath } from '../core/paths.js';
 
-/** `git tune batch`: plan the next batch (SPEC 3.2) and record it, one commit. */
+/** `git tune batch`: plan the next batch (docs/method.md#batches) and record it, one commit. */
 export const batchFile = (tuning: Tuning, batch: number) => batchPlanPath(tuning.dir, batch);
 
 export function planNextBatch(tuning: Tuning, size?: number): BatchPlan | null {

@@ -10,7 +10,7 @@ import { startTuning, type Tuning } from './tuning.js';
 import { packageVersion } from './version.js';
 
 /**
- * The final check in CI (SPEC 8): is the history all there, and the report
+ * The final check in CI (docs/ci.md): is the history all there, and the report
  * as GitHub Actions reads it (a job summary in $GITHUB_STEP_SUMMARY, step
  * outputs in $GITHUB_OUTPUT). Also the workflow templates `git tune init
  * --github` installs.

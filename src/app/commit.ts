@@ -93,7 +93,7 @@ async function sameAsCommitted(repo: GitRepo, parent: string | null, file: strin
 /**
  * Refuses a step whose files hold the value of a secret-named environment
  * variable: secrets reach commands only through the environment, and none is
- * ever written to the repository (SPEC 6). Runner and judge output is
+ * ever written to the repository (docs/contracts.md#secrets). Runner and judge output is
  * redacted before it gets here; this catches a secret pasted into findings,
  * changes, prose or settings.
  */
@@ -185,7 +185,7 @@ async function commitStepsLocked(target: CommitTarget, commits: readonly StepCom
 async function writeSteps(target: CommitTarget, steps: readonly StepCommit[], ctx: WriteContext, opts: ChainOptions): Promise<string[]> {
   const { repo } = target;
   const lastOnly = opts.reports === 'last-commit';
-  // README.md and USAGE.md go into the step's own commit, so they are never behind (SPEC 7).
+  // README.md and USAGE.md go into the step's own commit, so they are never behind (docs/reports.md).
   const commits = lastOnly ? [...steps] : await withReports(target, steps);
   const touched = new Set<string>();
   for (const commit of commits) {

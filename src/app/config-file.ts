@@ -10,7 +10,7 @@ import { TuneError, usageError } from '../errors.js';
  * line numbers in every problem, and changed key by key with its comments kept.
  */
 
-const HEADER = `# git-tune settings for this tuning (SPEC section 6). Change a key with
+const HEADER = `# git-tune settings for this tuning (git-tune's docs/contracts.md, Config). Change a key with
 #   git tune config set <key> <value>
 # and see every value, defaults filled in, with
 #   git tune config

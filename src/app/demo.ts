@@ -101,7 +101,12 @@ const verdictOf = (r: RunState) => (isVoidRun(r) ? 'VOID' : r.grade?.verdict ?? 
 const lastPassed = (runs: RunState[]) => [...runs].reverse().find((r) => r.grade?.verdict === 'PASSED') ?? null;
 
 /** What the demo's tuning went through, read back from its history. */
-export async function summarizeDemo(dir: string, result: AutoResult, seconds: number): Promise<DemoSummary> {
+/**
+ * `tune` is how the user's shell runs git-tune (`git tune`, or `node
+ * '<entry>'` when it is not on PATH): the commands under "Where to look" are
+ * printed to be run as they are.
+ */
+export async function summarizeDemo(dir: string, result: AutoResult, seconds: number, tune = 'git tune'): Promise<DemoSummary> {
   const tuning = await loadTuning(await openRepo(dir), DEMO_TUNING);
   const { state } = tuning;
   const batches: DemoBatch[] = state.batches.map((b) => {
@@ -147,7 +152,7 @@ export async function summarizeDemo(dir: string, result: AutoResult, seconds: nu
     look: [
       `git -C ${shellQuote(dir)} log --oneline --decorate ${branchName(DEMO_TUNING)}`,
       ...(existsSync(readme) ? [readme] : []),
-      `cd ${shellQuote(dir)} && git tune status`,
+      `cd ${shellQuote(dir)} && ${tune} status`,
     ],
   };
 }

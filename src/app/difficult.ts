@@ -10,7 +10,7 @@ import { requireOnBranch } from './guards.js';
 import { readText, type Tuning } from './tuning.js';
 
 /**
- * The difficult list (SPEC 3.6): `git tune difficult [add|fix]`, and the
+ * The difficult list (docs/method.md#difficult-list): `git tune difficult [add|fix]`, and the
  * `## Difficult` lines of a findings file that `git tune grade` applies in
  * its own commit.
  *

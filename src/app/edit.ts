@@ -16,7 +16,7 @@ import { RUN_FILES, runFilePath } from '../core/paths.js';
 
 /**
  * `git tune edit`: the prose edits made after a graded run and that run's
- * changes.md, one commit (SPEC 3.5). In a with-memory half only
+ * changes.md, one commit (docs/method.md#edits). In a with-memory half only
  * memory-policy files may change.
  */
 export const changesPath = (tuning: Tuning, run: string) => runFilePath(tuning.dir, run, RUN_FILES.changes);

@@ -30,7 +30,7 @@ export interface EditorOutcome {
   proposals: number;
 }
 
-/** The globs an edit after `run` may change (SPEC 3.3: only memory-policy files in the with-memory half). */
+/** The globs an edit after `run` may change (docs/method.md#halves: only memory-policy files in the with-memory half). */
 export const editableGlobs = (tuning: Tuning, run: RunState) =>
   run.half === 'mem' ? tuning.config!.memoryPolicy : [...tuning.config!.prose, ...tuning.config!.memoryPolicy];
 

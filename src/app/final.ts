@@ -32,7 +32,7 @@ import { loadTuning, openTuning, readText, type Tuning } from './tuning.js';
 import { localPath } from '../core/paths.js';
 
 /**
- * The final check beyond `git tune final` itself (SPEC 3.8, 8): a run of the
+ * The final check beyond `git tune final` itself (docs/method.md#final-check, docs/ci.md): a run of the
  * selection (or one shard of it) that writes a result set instead of a
  * commit; the merge of shard result sets into one final check, recorded as
  * the run commit `executeRun` would write when asked; one check per target
@@ -351,7 +351,7 @@ async function judgeOfSet(tuning: Tuning, set: ResultSet, env: Env): Promise<Jud
   return judge;
 }
 
-/** The final check's grade from checks and the judge (SPEC 3.8), as `git tune grade` drafts it, with the numbers a report needs. */
+/** The final check's grade from checks and the judge (docs/method.md#final-check), as `git tune grade` drafts it, with the numbers a report needs. */
 export async function reportOf(
   tuning: Tuning,
   input: { results: readonly CaseResult[]; judge: JudgeFile; target: string | null; mode: FinalReport['mode']; shard: Shard; out: string | null; commit: string | null },
@@ -373,7 +373,7 @@ export async function reportOf(
   // The selection's numbers; the held-out cases have their own (the side-by-side).
   const ids = all.filter((id) => !heldIds.has(id));
   const wrong = ids.filter((id) => draft.verdicts.get(id) !== 'right' && draft.verdicts.get(id) !== 'VOID');
-  // SPEC 3.8: regressed = wrong now, right in the last graded run of its batch.
+  // docs/method.md#final-check: regressed = wrong now, right in the last graded run of its batch.
   const regressed = wrong.filter((id) => inBatch.get(id) === true);
   const stuckHere = stuck.filter((id) => ids.includes(id));
   const classOf = new Map((await tuning.loadDataset()).map((c) => [c.id, c.class]));

@@ -24,7 +24,7 @@ import { readText, type Tuning } from './tuning.js';
 import { RUN_FILES, runFilePath } from '../core/paths.js';
 
 /**
- * `git tune grade`: draft the findings of a run (SPEC 3.4), then validate and
+ * `git tune grade`: draft the findings of a run (docs/method.md#grading), then validate and
  * record the finished findings as the run's grade commit.
  */
 export const findingsPath = (tuning: Tuning, run: string) => runFilePath(tuning.dir, run, RUN_FILES.findings);

@@ -14,8 +14,8 @@ import type { Tuning } from './tuning.js';
 import { localRoot, RUN_FILES, runFilePath } from '../core/paths.js';
 
 /**
- * What git-tune installs into a repository: the git hooks of hooks/ (SPEC
- * section 9) and the skill file for coding agents.
+ * What git-tune installs into a repository: the git hooks of hooks/
+ * (docs/reports.md) and the skill file for coding agents.
  *
  * Decisions:
  * - Installed into the directory git runs hooks from (`git rev-parse

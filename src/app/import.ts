@@ -17,7 +17,7 @@ import { readDatasetInput, validateDatasetValues } from './dataset-file.js';
 import { assertCleanGitState } from './tuning.js';
 
 /**
- * `git tune import <dir>` (SPEC section 10): a folder-based tuning (a
+ * `git tune import <dir>` (docs/import.md): a folder-based tuning (a
  * `finetune/` folder) becomes a tuning branch whose history replays it, so
  * `git tune next` carries on where the folder stood.
  *

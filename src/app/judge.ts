@@ -14,7 +14,7 @@ import type { Env } from '../git/identity.js';
 import { undoOutside, worktreeBaseline } from './worktree-guard.js';
 
 /**
- * Runs the configured judge once per case of a run (SPEC section 6), with
+ * Runs the configured judge once per case of a run (docs/contracts.md#judge), with
  * the case and the runner's result; its output is validated. A judge that
  * fails is called again as core/judge-retry says, and a case whose judge
  * still fails gets the error (the case is VOID for the judge), never a
@@ -92,6 +92,6 @@ export async function judgeRun(
   }
   const sorted: JudgeFile = {};
   for (const c of cases) if (out[c.id]) sorted[c.id] = out[c.id]!;
-  // What the judge says is stored (judge.json, findings): never a secret it saw in its environment (SPEC 6).
+  // What the judge says is stored (judge.json, findings): never a secret it saw in its environment (docs/contracts.md#secrets).
   return redactJson(sorted, secretsOf(opts.env, judge.env, command.env));
 }

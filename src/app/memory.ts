@@ -22,7 +22,7 @@ import type { Tuning } from './tuning.js';
 import { memoryPath, RUN_FILES, runFilePath, type MemoryTreeName } from '../core/paths.js';
 
 /**
- * `git tune memory candidate` and `git tune memory checkpoint` (SPEC 3.3
+ * `git tune memory candidate` and `git tune memory checkpoint` (docs/method.md#halves
  * steps 2 and 4, 3.7). The trees live on the branch:
  * `.tune/<name>/memory/last-good/` (what every later run starts from) and
  * `.tune/<name>/memory/candidate/` (what the with-memory runs of the current

@@ -26,7 +26,7 @@ import { readRunResults } from './results.js';
 import { readHistory, type Tuning } from './tuning.js';
 
 /**
- * The generated files of a tuning, README.md and USAGE.md (SPEC section 7),
+ * The generated files of a tuning, README.md and USAGE.md (docs/reports.md),
  * written into the commit of every step so they are never behind. Read here,
  * rendered by the pure src/core/readme.ts and src/core/usage.ts.
  *

@@ -11,7 +11,7 @@ import type { Tuning } from './tuning.js';
 
 /**
  * `git tune revert [<commit>]`: undo edits with new commits, never by
- * rewriting history (SPEC 3.5). A file the edit changed is restored to the
+ * rewriting history (docs/method.md#edits). A file the edit changed is restored to the
  * edit's parent where nothing touched it since; otherwise the edit's reverse
  * patch is applied to what is there now, and a hunk that no longer applies
  * stops the whole revert with the file and hunk named, writing nothing.

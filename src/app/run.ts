@@ -31,7 +31,7 @@ import { loadTuning, openTuning, reloadTuning, type Tuning } from './tuning.js';
 
 /**
  * `git tune run` / `git tune final`: run what is due, case by case, keep each
- * result as it ends, and record the run as one tagged commit (SPEC 3.3, 6).
+ * result as it ends, and record the run as one tagged commit (docs/method.md#halves, docs/contracts.md).
  */
 export interface RunOptions {
   final: boolean;

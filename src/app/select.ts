@@ -7,7 +7,7 @@ import { requireOnBranch } from './guards.js';
 import { type Tuning } from './tuning.js';
 import { selectionPath } from '../core/paths.js';
 
-/** `git tune select`: the selection order of SPEC 3.1, one commit. */
+/** `git tune select`: the selection order of docs/method.md#selection, one commit. */
 export async function computeSelection(tuning: Tuning): Promise<Selection> {
   const cases = await tuning.loadDataset();
   if (cases.length === 0) {

@@ -1,4 +1,4 @@
-import { Command, CommanderError } from '@commander-js/extra-typings';
+import { Command, CommanderError, type CommandUnknownOpts } from '@commander-js/extra-typings';
 import { EXIT, exitCodesHelp, TuneError } from '../errors.js';
 import type { CommandIO } from './io.js';
 import { packageVersion } from '../app/version.js';
@@ -52,6 +52,8 @@ ${exitCodesHelp()}`)
     .option('--debug', 'show stack traces on errors')
     .showSuggestionAfterError(true)
     .configureHelp({ sortSubcommands: false })
+    // main() turns `help memory candidate` into `memory candidate --help`: commander's own looks one word deep.
+    .helpCommand('help [command...]', 'print the help of a command (`help run`, `help memory candidate`)')
     // Before any subcommand is added, so they inherit it: usage errors exit 2, not 1.
     .exitOverride();
 
@@ -82,16 +84,36 @@ function printError(err: unknown, debug: boolean, wantsJson: boolean): number {
   return EXIT.unexpected;
 }
 
+/**
+ * `git tune help memory candidate` as `git tune memory candidate --help`:
+ * commander's help command looks one word deep, and a subcommand's help is
+ * the text of its man page (`git-tune-memory-candidate`), which git's
+ * `--help` would ask `man` for. A word that names no command is left to
+ * the help command of the last one that does, which says so (exit 2).
+ */
+function helpOfSubcommand(program: CommandUnknownOpts, argv: string[]): string[] {
+  const [node = 'node', script = 'git-tune', first, ...rest] = argv;
+  if (first !== 'help' || rest.length < 2 || rest.some((a) => a.startsWith('-'))) return argv;
+  let command = program;
+  for (const [i, word] of rest.entries()) {
+    const sub = command.commands.find((c) => c.name() === word || c.aliases().includes(word));
+    if (!sub) return [node, script, ...rest.slice(0, i), 'help', ...rest.slice(i)];
+    command = sub as CommandUnknownOpts;
+  }
+  return [node, script, ...rest, '--help'];
+}
+
 export async function main(argv: string[]): Promise<number> {
   const program = buildProgram();
   const debug = argv.includes('--debug');
   try {
-    await program.parseAsync(argv);
+    await program.parseAsync(helpOfSubcommand(program, argv));
     // A command that reports its own outcome on stdout (auto, demo) sets a non-zero code without throwing.
     return typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok;
   } catch (err) {
     if (err instanceof CommanderError) {
-      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return EXIT.ok;
+      // `commander.help` with a non-zero code is `git tune help <no such command>`: the help went to stderr.
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || (err.code === 'commander.help' && err.exitCode === 0)) return EXIT.ok;
       return EXIT.usage;
     }
     return printError(err, debug, argv.includes('--json'));

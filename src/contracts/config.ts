@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { isApiPreset, PRESET_NAMES, presetOptionsSchema, presetProblem, type Role } from './presets.js';
 
 /**
- * `.tune/<name>/config.yaml`: the settings of one tuning. Keys are strict: a typo such as
+ * `.tune/<name>/config.yaml` (docs/contracts.md#config). Keys are strict: a typo such as
  * `maxbatch` would silently change the method, so unknown keys are refused and
  * the closest known key is named.
  */

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import * as z from 'zod';
 import { isValidCaseId } from '../core/names.js';
 
-/** A case of the dataset (SPEC section 6). Unknown extra keys are kept. */
+/** A case of the dataset (docs/contracts.md#dataset). Unknown extra keys are kept. */
 export const COMPLEXITIES = ['simple', 'medium', 'complex'] as const;
 export type Complexity = (typeof COMPLEXITIES)[number];
 

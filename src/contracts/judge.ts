@@ -1,6 +1,6 @@
 import * as z from 'zod';
 
-/** What a judge writes to TUNE_OUTPUT (SPEC section 6). Unknown extra keys are kept. */
+/** What a judge writes to TUNE_OUTPUT (docs/contracts.md#judge). Unknown extra keys are kept. */
 export const proposalSchema = z.looseObject({
   file: z.string().min(1, 'must name the prose file to change'),
   change: z.string().min(1, 'must say what to change'),

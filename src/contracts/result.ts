@@ -1,7 +1,7 @@
 import * as z from 'zod';
 
 /**
- * What a runner writes to TUNE_OUTPUT (SPEC section 6). Unknown extra keys
+ * What a runner writes to TUNE_OUTPUT (docs/contracts.md#runner). Unknown extra keys
  * are kept. Numbers a runner cannot know may be left out (they count as 0).
  */
 export const usageSchema = z.looseObject({

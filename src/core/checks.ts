@@ -2,7 +2,7 @@ import type { Check } from '../contracts/dataset.js';
 import type { CheckOutcome } from '../contracts/result.js';
 
 /**
- * The deterministic checks of a case (SPEC section 6), except `command`,
+ * The deterministic checks of a case (docs/contracts.md#dataset), except `command`,
  * which runs a process and lives in src/run. Pure.
  * - equals: strings compare trimmed; other values compare as JSON.
  * - contains / not-contains / regex: on the answer as text (JSON for non-strings), case-sensitive.

@@ -2,7 +2,7 @@ import { DIFFICULT_REASONS } from '../contracts/values.js';
 import type { DifficultEntry, TuningState } from './fold.js';
 
 /**
- * The difficult list as the batch plan sees it (SPEC 3.2): retries, and the
+ * The difficult list as the batch plan sees it (docs/method.md#batches): retries, and the
  * open / fixed / stuck groups with their orders.
  */
 export type DifficultStatus = 'open' | 'fixed' | 'stuck';

@@ -7,7 +7,7 @@ import { refusal, type Refusal } from './refusal.js';
 import { parseIds, type Step } from './steps.js';
 
 /**
- * `git tune edit`'s rules (SPEC 3.5): which graded run an edit responds to,
+ * `git tune edit`'s rules (docs/method.md#edits): which graded run an edit responds to,
  * which files it may change, and the step it records. Pure: the app reads
  * the working tree and changes.md, and writes the one commit.
  */

@@ -6,7 +6,7 @@ import { judgeHeldOut, renderSideBySide, scoreOf, sideBySide, type HeldOutInput,
 import { VERDICTS, type DifficultChange, type Score, type Verdict } from './steps.js';
 
 /**
- * Findings of a run (SPEC 3.4): the draft the tool proposes, and the parse of
+ * Findings of a run (docs/method.md#grading): the draft the tool proposes, and the parse of
  * the file a person or agent finished. Pure.
  *
  * Shape: the first level-2 heading is the verdict; `### Cases` holds the
@@ -130,7 +130,7 @@ export function draftFindings(input: DraftInput): Draft {
   const savedTwice = sum(results, (r) => r.memoryWrites.savedTwice);
   const isFinal = input.final !== undefined;
 
-  // Difficult proposals (SPEC 3.6), one per case, the worst reason first.
+  // Difficult proposals (docs/method.md#difficult-list), one per case, the worst reason first.
   const difficult: Draft['difficult'] = [];
   const propose = (id: string, reason: DifficultReason, note: string) => {
     if (!onList.has(id) && !difficult.some((d) => d.id === id)) difficult.push({ op: 'add', id, reason, note });
@@ -146,7 +146,7 @@ export function draftFindings(input: DraftInput): Draft {
     }
   }
 
-  // The proposed verdict (SPEC 3.4).
+  // The proposed verdict (docs/method.md#grading).
   let verdict: Verdict;
   const everyRight = wrong.every((id) => onList.has(id)) && unknown.length === 0;
   // The held-out cases ride along in the final check: the VERIFIED rule is the selection's, the held-out rule their own.
@@ -175,7 +175,7 @@ export function draftFindings(input: DraftInput): Draft {
     verdict = fixed.length > 0 && broke.length === 0 ? 'PROGRESS' : fixed.length === 0 && broke.length > 0 ? 'REGRESSION' : fixed.length > 0 ? 'MIXED' : 'NO CHANGE';
   }
   if (verdict === 'PASSED' && run.half === 'nomem') for (const id of costly) propose(id, 'costly', `more than 2× the run's median llm calls (${medianCalls})`);
-  // Any case on the list, stuck ones too, that a PASSED run got right is proposed fixed (SPEC 3.6).
+  // Any case on the list, stuck ones too, that a PASSED run got right is proposed fixed (docs/method.md#difficult-list).
   // A case listed for memory is fixed by a with-memory run only: right without memory says nothing of its memory.
   const forMemory = new Set(input.difficult.memory ?? []);
   const fixes: Draft['difficult'] = verdict === 'PASSED'

@@ -4,7 +4,7 @@ import { parseStep, unsealedStep, type Keep, type Score, type Step, type Verdict
 
 /**
  * The state of a tuning is the fold of its step commits, oldest first, from
- * its init commit to the branch tip (SPEC section 4). Pure: no I/O.
+ * its init commit to the branch tip (docs/git-model.md). Pure: no I/O.
  */
 export interface HistoryCommit {
   oid: string;
@@ -86,7 +86,7 @@ export interface EditState {
   hand: boolean;
   /**
    * Its half closed before any run of it tried the edit (a hand commit between
-   * batches, say): it counts unconfirmed (SPEC 2: no next run of its batch and
+   * batches, say): it counts unconfirmed (docs/method.md#edits: no next run of its batch and
    * half shows it fixed anything), and no PASSED of that half waits for it.
    */
   untried: boolean;
@@ -122,7 +122,7 @@ export interface TuningState {
   checkpoints: number[];
   /**
    * A run laid out but never started (an imported run folder holding only its
-   * cases, SPEC 10): `next` says to run it while no later run has started.
+   * cases, docs/import.md): `next` says to run it while no later run has started.
    */
   planned: string | null;
   usage: { tokens: number; costUsd: number };
@@ -191,7 +191,7 @@ export function editsTriedBy(state: TuningState, run: RunState, among: readonly 
 }
 
 /**
- * SPEC 2: a case the edit aims at turned right, and no case right before
+ * docs/method.md#edits: a case the edit aims at turned right, and no case right before
  * turned wrong. `verdict` is the run's (the grade being recorded, before it is).
  * A case whose answer was right in a run that fell short of its half with
  * every answer right (cost left to cut, saved twice) turns right when the
@@ -242,7 +242,7 @@ function foldIndex(state: TuningState): FoldIndex {
   return { settledBefore: 0, latestGraded: latestGradedRun(state) };
 }
 
-/** The latest graded run of a batch: the one an edit made now responds to (SPEC 3.5). */
+/** The latest graded run of a batch: the one an edit made now responds to (docs/method.md#edits). */
 export function latestGradedRun(state: TuningState): RunState | null {
   let best: RunState | null = null;
   for (const run of state.runs.values()) {
@@ -275,7 +275,7 @@ function settleUntried(edit: EditState, why: string): void {
 }
 
 /**
- * What an edit aims at unless its changes.md names cases (SPEC 2): the cases
+ * What an edit aims at unless its changes.md names cases (docs/method.md#edits): the cases
  * the run it responds to got wrong. A run with every answer right can still
  * fall short of its half as a whole, and an edit after it (a cost edit, a
  * memory-policy edit) then aims at all its cases, and the next run of the
@@ -289,8 +289,8 @@ export function defaultAims(run: RunState): string[] {
 
 /**
  * A verdict by which a run fell short of its half as a whole: with memory,
- * any but PASSED (not cheaper, or saved twice: SPEC 3.3); without, CORRECT
- * (every answer right, cost left to cut: SPEC 3.4). VOID says nothing.
+ * any but PASSED (not cheaper, or saved twice: docs/method.md#halves); without, CORRECT
+ * (every answer right, cost left to cut: docs/method.md#grading). VOID says nothing.
  */
 function shortOfHalf(half: Half, verdict: Verdict | null | undefined): boolean {
   if (half === 'nomem') return verdict === 'CORRECT';

@@ -8,7 +8,7 @@ import { passedRuleBreaks, reviewHeading } from './rules.js';
 import { VERDICTS, type DifficultChange, type Keep, type Score, type Step, type Verdict } from './steps.js';
 
 /**
- * `git tune grade`'s rules (SPEC 3.4, 3.5): which run it grades, whether the
+ * `git tune grade`'s rules (docs/method.md#grading, docs/method.md#edits): which run it grades, whether the
  * finished findings can be recorded, which edits the grade settles (reverts
  * or keeps), and the grade step. Pure: the app reads findings.md (or drafts
  * it), writes the revert commits and the grade commit as one chain.

@@ -7,8 +7,8 @@ import { median } from './report.js';
 import type { RuleBreak } from './rules.js';
 
 /**
- * What `git tune auto` decides when a half does not pass on its own (SPEC
- * 3.3 step 5, 3.4, 3.6): which cases go on the difficult list, and whether a
+ * What `git tune auto` decides when a half does not pass on its own
+ * (docs/method.md#halves, step 5; #grading; #difficult-list): which cases go on the difficult list, and whether a
  * refused PASSED is the tool's to make right. Pure: auto reads the results
  * and the judge, and writes the steps.
  */
@@ -39,7 +39,7 @@ export function shortCases(run: RunState, results: readonly CaseResult[], passin
     for (const r of results) {
       if (r.memoryWrites.savedTwice > 0) out.push({ id: r.id, reason: 'memory', note: `saved ${r.memoryWrites.savedTwice} fact(s) twice in ${run.name}` });
     }
-    // Saving too little (SPEC 3.4: not above the passing no-memory run's tokens, 10% noise allowed): the cases no cheaper with memory.
+    // Saving too little (docs/method.md#grading: not above the passing no-memory run's tokens, 10% noise allowed): the cases no cheaper with memory.
     if (passing && sum(results) > sum(without.values()) * 1.1) {
       for (const r of results) {
         const before = without.get(r.id);

@@ -6,7 +6,7 @@ import { parseMessage, type Trailer } from './trailers.js';
 
 /**
  * The step a hand commit on the tuning branch is, from its message and what
- * it stages (SPEC 3.5, 4), for the commit hooks to write as its trailers: a
+ * it stages (docs/method.md#edits, docs/git-model.md), for the commit hooks to write as its trailers: a
  * revert of an edit is a `revert`; a commit that touches prose after a
  * graded run is an `edit` of that run (the fold's rule, `handEditRun`);
  * anything else is a `note`. Pure: the hook reads the staged files.

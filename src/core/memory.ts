@@ -1,7 +1,7 @@
 import type { MemoryWrite } from '../contracts/result.js';
 
 /**
- * The candidate memory's merge plan (SPEC 3.7): the last good memory plus
+ * The candidate memory's merge plan (docs/method.md#memory): the last good memory plus
  * what each case of the passing no-memory run wrote, applied in the run's
  * case order. Pure: trees are maps from a relative path to bytes.
  *

@@ -10,7 +10,7 @@ import { passedRuleBreaks } from './rules.js';
 
 /**
  * `git tune next`: one step, decided from history alone, in the order of
- * SPEC section 5. Pure.
+ * docs/method.md#next. Pure.
  */
 export const NEXT_KINDS = [
   'dataset', 'config', 'select', 'batch', 'run', 'resume', 'grade', 'void-floor', 'void-rerun',
@@ -36,11 +36,11 @@ export interface NextInput {
   complexity: (id: string) => Complexity | undefined;
   /** `.tune/<name>`, for paths in messages. */
   dir: string;
-  /** The README's hand-written part is still the placeholder (SPEC 5 point 5). */
+  /** The README's hand-written part is still the placeholder (docs/method.md#next). */
   readmePlaceholder?: boolean;
 }
 
-/** The lowest concurrency at which a VOID run is still re-run (SPEC section 5). */
+/** The lowest concurrency at which a VOID run is still re-run (docs/method.md#next). */
 export const VOID_FLOOR = 4;
 
 const BATCH_HALF_ORDER: Record<Half, number> = { nomem: 0, mem: 1 };

@@ -4,7 +4,7 @@ import { fixedEntries, openEntries, viewDifficult } from './difficult.js';
 import { batchCases, batchNumbered, countedRuns, type TuningState } from './fold.js';
 
 /**
- * Plans batch n exactly as SPEC 3.2 says. Pure: the same history, selection,
+ * Plans batch n exactly as docs/method.md#batches says. Pure: the same history, selection,
  * settings and seed give the same plan on every machine.
  */
 export interface PlanSettings {

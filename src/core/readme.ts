@@ -13,7 +13,7 @@ import { parseMessage } from './trailers.js';
 import { escapeCell, formatCount, formatUsd, percentSaved, representativeRun, type RunSummary } from './usage.js';
 
 /**
- * The tuning's README.md (SPEC section 7), regenerated in the commit of every
+ * The tuning's README.md (docs/reports.md), regenerated in the commit of every
  * step. Pure: the folded state, the commits it was folded from, the settings
  * and a few small inputs in; markdown out. No clock and no commit id of the
  * commit it goes into, so commit ids stay deterministic.
@@ -51,12 +51,12 @@ export interface PredictedBatch {
   batch: number;
   size: number;
   kind: BatchPlan['kind'];
-  /** Exact (planned by SPEC 3.2 from history as it is) or assumed (later batches, as if each went smoothly). */
+  /** Exact (planned by docs/method.md#batches from history as it is) or assumed (later batches, as if each went smoothly). */
   exact: boolean;
 }
 
 /**
- * The batches not planned yet, drawn by the growth rule of SPEC 3.2: the next
+ * The batches not planned yet, drawn by the growth rule of docs/method.md#batches: the next
  * one as `planBatch` would plan it from history as it stands, each later one as
  * if the one before went smoothly (size doubles up to maxBatch), until the
  * selection is used up; then one batch of the open difficult cases, if any.

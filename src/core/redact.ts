@@ -1,6 +1,6 @@
 /**
  * Secrets reach runners, judges and editors only through the environment;
- * none is ever written to the repository, a log or a report (SPEC 6). The
+ * none is ever written to the repository, a log or a report (docs/contracts.md#secrets). The
  * values of variables named like secrets (`OPENAI_API_KEY`, `GH_TOKEN`,
  * `DB_PASSWORD`, `AWS_SECRET_ACCESS_KEY`, …) are replaced by
  * `[redacted:NAME]` in everything a process printed or returned before it is

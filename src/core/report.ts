@@ -1,7 +1,7 @@
 import type { CaseResult } from '../contracts/result.js';
 
 /**
- * The per-case table of a run (SPEC 3.4), optionally beside an earlier run
+ * The per-case table of a run (docs/method.md#grading), optionally beside an earlier run
  * of the same cases. Pure: results in, rows and markdown out.
  */
 export interface CaseRow {

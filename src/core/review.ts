@@ -4,7 +4,7 @@ import type { Score } from './steps.js';
 import { escapeCell, formatCount, formatUsd, percentSaved } from './usage.js';
 
 /**
- * `git tune review <batch>` (SPEC section 7): the pull-request body of one
+ * `git tune review <batch>` (docs/reports.md): the pull-request body of one
  * batch. Pure: the batch's data in, markdown out, cut to fit GitHub's limit
  * on a pull-request body (65,536 characters): diffs are shortened first,
  * each with a note and where to read it whole.

@@ -2,7 +2,7 @@ import { viewDifficult } from './difficult.js';
 import { confirmsEdit, countedRuns, editsTriedBy, halfRuns, type RunState, type TuningState } from './fold.js';
 
 /**
- * The rules a PASSED verdict must meet (SPEC 3.4). Each broken rule names
+ * The rules a PASSED verdict must meet (docs/method.md#grading). Each broken rule names
  * itself and the command that fixes it; `grade` refuses with them and `next`
  * reports them as `refused` (or `confirm`, when edits wait for a run).
  */

@@ -3,7 +3,7 @@ import type { Case, Complexity } from '../contracts/dataset.js';
 import { compareIds } from './difficult.js';
 
 /**
- * The selection order (SPEC 3.1): classes take turns, largest class first
+ * The selection order (docs/method.md#selection): classes take turns, largest class first
  * (ties by name); inside a class, cases with a rubric first, then complex,
  * medium, simple, then a seeded order. `limit` cuts the tail.
  */

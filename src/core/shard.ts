@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 
 /**
- * Sharding the final check across CI jobs (SPEC 8), and choosing among
+ * Sharding the final check across CI jobs (docs/ci.md), and choosing among
  * target models. Pure.
  *
  * The rule: shard i of n takes every n-th case of the selection, starting at

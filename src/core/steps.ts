@@ -3,7 +3,7 @@ import { DIFFICULT_REASONS, type DifficultReason } from '../contracts/values.js'
 import { formatMessage, messageTrailers, parseMessage, trailerValue, trailerValues, type Trailer } from './trailers.js';
 
 /**
- * Every step kind of the method and its commit message (SPEC section 4).
+ * Every step kind of the method and its commit message (docs/git-model.md).
  * A step is data; `formatStep` and `parseStep` are the pair that turns it into
  * the trailers native git shows (`git log --format=%(trailers)`) and back.
  */

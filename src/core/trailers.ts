@@ -1,6 +1,6 @@
 /**
  * Commit messages of tuning steps: a subject, an optional body, and trailers
- * in the last paragraph (SPEC section 4). Trailers are `Key: value`, one per
+ * in the last paragraph (docs/git-model.md). Trailers are `Key: value`, one per
  * line, in the order given; a key may repeat.
  */
 export type Trailer = readonly [key: string, value: string];

@@ -2,7 +2,7 @@ import { isVoidRun, type RunState, type TuningState } from './fold.js';
 import type { Half } from './names.js';
 
 /**
- * USAGE.md (SPEC section 7): tokens and cost by model, by batch and half and
+ * USAGE.md (docs/reports.md): tokens and cost by model, by batch and half and
  * by run, with a chart of tokens per batch without vs with memory. Pure: the
  * fold's runs and each finished run's summary in, markdown out.
  */

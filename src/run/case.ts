@@ -103,7 +103,7 @@ export async function runCase(ctx: CaseContext, item: Case): Promise<CaseOutcome
     ...(ctx.target ? { TUNE_TARGET: ctx.target.name } : {}),
   };
   // The runner's output lands in its scratch dir (outside the repository) and is
-  // kept with the values of secret-named variables redacted (SPEC 6).
+  // kept with the values of secret-named variables redacted (docs/contracts.md#secrets).
   const secrets = secretsOf(env);
   const outcome = await runProcess({
     command: runner.command, shell: runner.shell, cwd: ctx.root, env,

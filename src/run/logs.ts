@@ -9,7 +9,7 @@ import { crashPoint } from '../faults/crash.js';
 /**
  * Bulky per-case logs live on a ref of our own, `refs/tune-logs/<name>`, one
  * commit per run: stored in git and pushed with the branch, but never in the
- * tuning branch's diff (SPEC section 4). Tree: `<run>/<case>/{stdout,stderr,result.json}`,
+ * tuning branch's diff (docs/git-model.md). Tree: `<run>/<case>/{stdout,stderr,result.json}`,
  * and `transcript.jsonl` when the runner wrote one to TUNE_TRANSCRIPT.
  */
 export const logsRef = (tuning: string) => `refs/tune-logs/${tuning}`;

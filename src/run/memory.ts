@@ -6,7 +6,7 @@ import type { MemoryWrite } from '../contracts/result.js';
 /**
  * A case's private memory copy: written from committed files, snapshotted
  * before and after the case, and diffed into the writes the run commit
- * records (SPEC 3.7). Symlinks and special files are never followed: a
+ * records (docs/method.md#memory). Symlinks and special files are never followed: a
  * runner cannot make us read or record anything outside its copy.
  */
 export interface MemoryFile {

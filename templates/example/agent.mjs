@@ -8,7 +8,7 @@
 // flags in agents/memory-policy.md, and reports "LLM calls" and tokens that
 // are computed from the text it handles. See README.md beside this file.
 //
-// Runner contract (git-tune SPEC section 6): run once per case, working
+// Runner contract (git-tune's docs/contracts.md#runner): run once per case, working
 // directory = the repository root. Env: TUNE_CASE, TUNE_MEMORY, TUNE_WORKSPACE,
 // TUNE_OUTPUT, TUNE_RUN, TUNE_CASE_ID, TUNE_ROOT, optional TUNE_TARGET.
 // Test switches (never used by the bundled dataset): input.simulate or

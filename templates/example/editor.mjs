@@ -2,7 +2,7 @@
 // =============================================================================
 // THE EXAMPLE EDITOR: A STAND-IN FOR AN LLM EDITOR. NO MODEL, NO NETWORK.
 //
-// Editor contract (git-tune SPEC section 6): run once per graded run in the
+// Editor contract (git-tune's docs/contracts.md#editor): run once per graded run in the
 // repository root with TUNE_FINDINGS (the findings file), TUNE_PROPOSALS (the
 // merged proposals, JSON: [{file, change, why, expect}]), TUNE_CHANGES (where
 // to write changes.md) and TUNE_HALF (nomem or mem). It edits prose in place;
@@ -11,7 +11,7 @@
 // A proposal's `change` must be a rule line: `- key: value` replaces the line
 // with the same key in `file` (or is added after the file's last rule line);
 // `- flag` is added when missing. Other changes are listed as skipped. In the
-// with-memory half only memory-policy files change (SPEC 3.3).
+// with-memory half only memory-policy files change (git-tune's docs/method.md#halves).
 // =============================================================================
 import { promises as fs } from 'node:fs';
 import path from 'node:path';

@@ -2,7 +2,7 @@
 // =============================================================================
 // THE EXAMPLE JUDGE: A STAND-IN FOR AN LLM JUDGE. NO MODEL, NO NETWORK.
 //
-// Judge contract (git-tune SPEC section 6): run once per case with TUNE_CASE
+// Judge contract (git-tune's docs/contracts.md#judge): run once per case with TUNE_CASE
 // (the case JSON), TUNE_RESULT (the runner's result JSON) and TUNE_OUTPUT
 // (where it writes {right, rubric, evidence, summary, caseOnly, proposals}).
 //

@@ -4,9 +4,9 @@ import { tuneAsync, type CliResult } from '../helpers/cli.js';
 import { TempRepo } from '../helpers/repo.js';
 
 /**
- * SPEC 3.1: a bad dataset is refused whole, with every problem listed (file,
+ * docs/method.md#selection: a bad dataset is refused whole, with every problem listed (file,
  * case index or line, field, what was found), and nothing is written.
- * Unknown extra keys on a case are kept (SPEC 6). A config key that is not a
+ * Unknown extra keys on a case are kept (docs/contracts.md#dataset). A config key that is not a
  * setting is refused with the closest known key.
  */
 const LONG_ID = 'a'.repeat(200);

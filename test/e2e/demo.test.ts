@@ -1,8 +1,9 @@
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { shellQuote } from '../../src/core/argv.js';
 import { CLI, startProcess } from '../helpers/cli.js';
 
 /**
@@ -19,7 +20,9 @@ function userEnv(): Record<string, string> {
   for (const [k, v] of Object.entries(process.env)) {
     if (v !== undefined && !/^GIT_/.test(k) && k !== 'EMAIL') env[k] = v;
   }
-  return { ...env, HOME: home, GIT_CONFIG_GLOBAL: path.join(home, 'no-gitconfig'), GIT_CONFIG_NOSYSTEM: '1', NO_COLOR: '1' };
+  // Nothing has put git-tune on PATH (as after `npm ci && npm run demo` in a clone).
+  const PATH = (env.PATH ?? '').split(path.delimiter).filter((dir) => !existsSync(path.join(dir, 'git-tune'))).join(path.delimiter);
+  return { ...env, PATH, HOME: home, GIT_CONFIG_GLOBAL: path.join(home, 'no-gitconfig'), GIT_CONFIG_NOSYSTEM: '1', NO_COLOR: '1' };
 }
 
 const demo = (args: string[]) => startProcess(process.execPath, [CLI, 'demo', ...args], home, userEnv()).done;
@@ -54,8 +57,16 @@ final      VERIFIED: 22 of 24 right; stuck (reported, not counted): billing-invo
 
 Where to look:
   git -C '<dir>' log --oneline --decorate tune/demo
-${summary.includes('.tune/demo/README.md') ? '  <dir>/.tune/demo/README.md\n' : ''}  cd '<dir>' && git tune status
+${summary.includes('.tune/demo/README.md') ? '  <dir>/.tune/demo/README.md\n' : ''}  cd '<dir>' && node ${shellQuote(CLI)} status
 `);
+    // Every command under "Where to look" runs as printed, in the user's shell, from where the demo was started.
+    const commands = r.stdout.split('Where to look:\n')[1]!.split('\n').map((l) => l.trim()).filter((l) => l && !l.endsWith('README.md'));
+    expect(commands).toHaveLength(2);
+    for (const command of commands) {
+      const shell = spawnSync('sh', ['-c', command], { cwd: home, env: userEnv(), encoding: 'utf8' });
+      expect(shell.status, `${command}\n${shell.stderr}`).toBe(0);
+      expect(shell.stdout).toMatch(command.endsWith(' status') ? /tune\/demo/ : /grade final-check VERIFIED/);
+    }
     // The narration went to stderr; the demo made itself an identity, locally.
     expect(r.stderr).toContain(`no git identity is configured: set user.name "git-tune demo" in ${dir}/.git/config`);
     expect(git(dir, 'config', '--local', 'user.name').trim()).toBe('git-tune demo');

@@ -9,9 +9,9 @@ import { TempRepo } from '../helpers/repo.js';
 import { passGrade } from '../helpers/tuning.js';
 
 /**
- * `git tune difficult` (SPEC 3.6): the list with open / fixed / stuck,
+ * `git tune difficult` (docs/method.md#difficult-list): the list with open / fixed / stuck,
  * retries and notes; `add` and `fix` as one commit each; retries counted from
- * the batches planned after an entry was added (SPEC 3.2).
+ * the batches planned after an entry was added (docs/method.md#batches).
  */
 const RUNNER = path.join(ROOT, 'test/fixtures/runner.mjs');
 const repos: TempRepo[] = [];

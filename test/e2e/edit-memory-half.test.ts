@@ -5,7 +5,7 @@ import { TempRepo } from '../helpers/repo.js';
 import { templateAsync } from '../helpers/tuning.js';
 
 /**
- * Edits at the edges of a batch's halves, through the real CLI (SPEC 2, 3.3,
+ * Edits at the edges of a batch's halves, through the real CLI (docs/method.md#edits, docs/method.md#halves,
  * 3.5): an edit between batches (after the memory checkpoint, before the
  * next batch's first run), and a memory-policy edit in the with-memory half.
  *
@@ -135,7 +135,7 @@ describe.concurrent('edits at the edges of a half', { timeout: 180_000 }, () => 
     expect(prose.code, prose.stderr).toBe(3);
     expect(prose.stderr).toContain('no run of batch 1 will try an edit now');
 
-    // A plain commit by hand is legal (SPEC 4): it counts as an edit, unconfirmed at once, and next moves on.
+    // A plain commit by hand is legal (docs/git-model.md): it counts as an edit, unconfirmed at once, and next moves on.
     repo.git('commit', '-q', '-m', 'be brief', '--', 'agents/prompt.md');
     const hand = tip(repo);
     let s = await status(repo);

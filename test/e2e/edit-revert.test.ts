@@ -8,7 +8,7 @@ import { TempRepo } from '../helpers/repo.js';
 import { templateAsync } from '../helpers/tuning.js';
 
 /**
- * `git tune edit` and `git tune revert` (SPEC 3.5, 4) through the real CLI:
+ * `git tune edit` and `git tune revert` (docs/method.md#edits, docs/git-model.md) through the real CLI:
  * what an edit may touch and must say, hand commits that count as edits,
  * and reverts as new commits that restore the prose exactly, or stop on a
  * true conflict and write nothing.

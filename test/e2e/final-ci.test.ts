@@ -7,7 +7,7 @@ import { CLI, ROOT, tuneAsync, tuneOk } from '../helpers/cli.js';
 import { TempRepo } from '../helpers/repo.js';
 
 /**
- * The final check in CI (SPEC 3.8, 8), through the real CLI on the example
+ * The final check in CI (docs/method.md#final-check, docs/ci.md), through the real CLI on the example
  * agent: `git tune final --ci` with the job summary and outputs GitHub reads;
  * a shallow clone and a clone without the run tags and logs refused with the
  * fix named; shards merged back into exactly the unsharded result, and

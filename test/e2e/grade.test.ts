@@ -6,7 +6,7 @@ import { TempRepo } from '../helpers/repo.js';
 import { templateAsync } from '../helpers/tuning.js';
 
 /**
- * `git tune grade` (SPEC 3.4) through the real CLI: the draft, the findings a
+ * `git tune grade` (docs/method.md#grading) through the real CLI: the draft, the findings a
  * person finishes, and every rule that refuses a PASSED, each naming itself
  * and the command that fixes it, and writing nothing.
  *

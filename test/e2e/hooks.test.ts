@@ -6,7 +6,7 @@ import { CLI, ROOT, startProcess } from '../helpers/cli.js';
 import { TempRepo } from '../helpers/repo.js';
 
 /**
- * The git hooks (SPEC section 9) in a real repository, with native git
+ * The git hooks (docs/reports.md) in a real repository, with native git
  * running them and `git-tune` on PATH: installed beside the user's own hooks
  * (both run), a hand commit on the tuning branch gets its trailers (and loses
  * any Tune-* lines it should not have), merges, amends and other branches are

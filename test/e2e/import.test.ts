@@ -12,7 +12,7 @@ import type { Case } from '../../src/contracts/dataset.js';
 import { TempRepo } from '../helpers/repo.js';
 
 /**
- * `git tune import <dir>` (SPEC 10): a folder-based tuning becomes a branch
+ * `git tune import <dir>` (docs/import.md): a folder-based tuning becomes a branch
  * whose history replays it, so `git tune next` carries on where the folder
  * stood. Each test builds a `finetune/` folder the way the folder method
  * leaves it, imports it with the real CLI, and checks what `next` says and
@@ -263,7 +263,7 @@ describe('git tune import', () => {
     expect(nextOf(r)).toMatchObject({ kind: 'batch', batch: 2, command: 'git tune batch' });
     expect(steps(r)).toEqual(['init', 'dataset', 'select', 'plan', 'run-start', 'run', 'grade', 'candidate', 'run-start', 'run', 'grade', 'checkpoint']);
 
-    // SPEC 3.2 by hand: batch 1 went smoothly (1 + 1 runs, no difficult case) so 2 → min(4, 4) = 4;
+    // docs/method.md#batches by hand: batch 1 went smoothly (1 + 1 runs, no difficult case) so 2 → min(4, 4) = 4;
     // new = the first 4 unused in the folder's selection order; the recheck pool is [c03, c01]
     // (neither complex), keyed from s0 = ((7 × 7919 + 2 × 104729) mod 2147483646) + 1 = 264892:
     // c03 → 2049183497, c01 → 892319220, so recheck (1) takes c01.

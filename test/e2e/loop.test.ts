@@ -5,7 +5,7 @@ import { ROOT, tuneOk, type CliResult } from '../helpers/cli.js';
 import { TempRepo } from '../helpers/repo.js';
 
 /**
- * The whole batch loop by hand (SPEC 3.3-3.8, 5): the example agent taken
+ * The whole batch loop by hand (docs/method.md, docs/method.md#next): the example agent taken
  * through two batches and the final check by following `git tune next --json`
  * alone. Each `command` it gives is run as printed (a chain `git tune a && git
  * tune b` runs each part through the CLI); where it asks for a person (grade,

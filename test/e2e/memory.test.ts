@@ -6,7 +6,7 @@ import { TempRepo } from '../helpers/repo.js';
 import { passGrade } from '../helpers/tuning.js';
 
 /**
- * `git tune memory candidate` / `checkpoint` (SPEC 3.3, 3.7): the candidate
+ * `git tune memory candidate` / `checkpoint` (docs/method.md#halves, docs/method.md#memory): the candidate
  * is the last good memory plus what the passing no-memory run's cases wrote;
  * with-memory runs give each case its own copy of it; the checkpoint makes it
  * the last good memory, whole. Checked with the real CLI and native git.

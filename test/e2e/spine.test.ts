@@ -262,7 +262,7 @@ describe('starting without a runner', () => {
       expect(r.code, r.stderr).toBe(0);
       expect(repo.tuneJson(['config']).runner.command).toEqual(['node', 'agent.js']);
       expect(repo.tuneJson(['next']).kind).toBe('select');
-      // A cut selection is noted by next, every time (SPEC 5).
+      // A cut selection is noted by next, every time (docs/method.md#next).
       expect(repo.tune(['config', 'set', 'limit', '4']).code).toBe(0);
       const select = repo.tune(['select']);
       expect(select.stdout.split('\n')[0]).toBe('selection: 4 of 6 cases (limit: 2 cases are never tuned against)');

@@ -6,7 +6,7 @@ import { IsoGitRepo } from '../../src/git/iso.js';
 
 /**
  * The branch moves by compare-and-swap under git's own lock-file protocol
- * (SPEC section 4: "two concurrent commands cannot lose a step"), beside
+ * (docs/git-model.md: "two concurrent commands cannot lose a step"), beside
  * native git writing the same refs.
  */
 const person = { name: 'Tune Tester', email: 'tester@example.com', timestamp: 1767225600, timezoneOffset: 0 };

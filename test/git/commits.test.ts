@@ -7,7 +7,7 @@ import { commitStep } from '../../src/app/commit.js';
 import { IsoGitRepo } from '../../src/git/iso.js';
 
 /**
- * What native git sees of the steps git-tune writes (SPEC section 4): the
+ * What native git sees of the steps git-tune writes (docs/git-model.md): the
  * trailers `git log` parses, a clean `git fsck --strict`, a clean
  * `git status`, commit ids that depend only on content and pinned dates, and
  * run tags that `git tag -l` lists.

@@ -6,7 +6,7 @@ import type { CliResult } from '../helpers/cli.js';
 import { TempRepo } from '../helpers/repo.js';
 
 /**
- * SPEC section 4: "A command that fails writes nothing: no half-made commit,
+ * docs/git-model.md: "A command that fails writes nothing: no half-made commit,
  * no moved ref, the working tree as it was." Every file of the working tree
  * and of .git is compared byte for byte (and by mode) before and after a
  * failing command; .git/objects is compared separately, as a set of object

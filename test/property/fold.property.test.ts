@@ -12,8 +12,8 @@ import { complexityOf, fakeOid } from '../helpers/history.js';
  * The state fold and `next` over any history: steps of every kind in any
  * order (most of which a real tuning never writes), hand commits, and hand
  * commits with forged trailers. The fold never throws (what does not fit is
- * a warning), and `next` always answers with one of the SPEC's kinds and,
- * but for done, void-floor and final-failed, a command (SPEC 5).
+ * a warning), and `next` always answers with one of the method's kinds (docs/method.md#next) and,
+ * but for done, void-floor and final-failed, a command (docs/method.md#next).
  */
 export const RUNS = { histories: 400 };
 
@@ -89,7 +89,7 @@ const settings = fc.option(fc.record({
 }), { nil: null });
 
 describe('the fold and next over any history', () => {
-  it(`never throw; next is always one of the SPEC's kinds, with a command unless it is done, void-floor or final-failed (${RUNS.histories} histories)`, () => {
+  it(`never throw; next is always one of the method's kinds (docs/method.md#next), with a command unless it is done, void-floor or final-failed (${RUNS.histories} histories)`, () => {
     fc.assert(fc.property(fc.array(entry, { maxLength: 40 }), settings, fc.subarray(CASES, { minLength: 1 }), (entries, s, selection) => {
       const commits = historyOf(entries);
       const state = foldHistory(TUNING, commits, selection);

@@ -5,7 +5,7 @@ import { planBatch, type PlanSettings } from '../../src/core/plan.js';
 import { add, complexityOf, History, ids, mem, nomem } from '../helpers/history.js';
 
 /**
- * The batch planner (SPEC 3.2) over generated tunings: selections of any
+ * The batch planner (docs/method.md#batches) over generated tunings: selections of any
  * size, any settings, batches that took 1 to 3 runs a half and left
  * difficult cases behind. Each batch is planned from the history the earlier
  * ones wrote, as `git tune batch` plans it.

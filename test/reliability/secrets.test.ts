@@ -6,7 +6,7 @@ import { tuneAsync, type CliResult } from '../helpers/cli.js';
 import { revOrNull, TempRepo } from '../helpers/repo.js';
 
 /**
- * Issue 9, secrets (SPEC 6: "none is ever written to the repository, a log,
+ * Issue 9, secrets (docs/contracts.md#secrets: "none is ever written to the repository, a log,
  * or a report"): a key planted in the environment, which the runner prints
  * to stdout and stderr, puts in its answer, its error, extra result keys and
  * its memory, and the judge repeats, is found nowhere afterwards: not in any

@@ -14,7 +14,7 @@ ${section}
 add not-here wrong
 `;
 
-describe('the `## Difficult` lines of a findings file (SPEC 3.6)', () => {
+describe('the `## Difficult` lines of a findings file (docs/method.md#difficult-list)', () => {
   it('reads add and fix lines, list items or not, and only under the Difficult heading', () => {
     const r = parseDifficultLines(findings(['add billing-03 wrong', '- fix refund.7', '* add x_1 costly', '1. add y regressed', ''].join('\n')));
     expect(r.problems).toEqual([]);

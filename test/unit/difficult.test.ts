@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { fixedEntries, openEntries, retries, stuckEntries, viewDifficult } from '../../src/core/difficult.js';
 import { add, fix, History } from '../helpers/history.js';
 
-describe('difficult list (SPEC 3.2)', () => {
+describe('difficult list (docs/method.md#batches)', () => {
   it('counts retries as the later batches that hold the id, new or recheck', () => {
     const h = new History().setup(10);
     h.plan(1, ['a', 'b']).difficult(add('a', 'wrong'));

@@ -4,7 +4,7 @@ import type { CaseResult } from '../../src/contracts/result.js';
 import { draftFindings, mergeProposals, parseFindings, setVerdict, type DraftInput } from '../../src/core/findings.js';
 
 /**
- * The findings of a run (SPEC 3.4): the draft the tool proposes, the parse of
+ * The findings of a run (docs/method.md#grading): the draft the tool proposes, the parse of
  * what a person finished, and `--verdict`'s heading. Pure, no disk.
  */
 function result(id: string, over: Partial<CaseResult> = {}): CaseResult {

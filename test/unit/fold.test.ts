@@ -87,7 +87,7 @@ describe('fold: runs', () => {
   });
 });
 
-describe('fold: edit confirmation (SPEC section 2, "confirmed")', () => {
+describe('fold: edit confirmation (docs/method.md#edits, "confirmed")', () => {
   it('confirms an edit when the next run turns an aimed case right and breaks no right case', () => {
     const h = afterFirstRun(['a', 'b']);
     const edit = h.edit(nomem(1, 1));
@@ -171,7 +171,7 @@ describe('fold: edit confirmation (SPEC section 2, "confirmed")', () => {
   });
 });
 
-describe('fold: memory-policy edits (SPEC 2, 3.3)', () => {
+describe('fold: memory-policy edits (docs/method.md#edits, docs/method.md#halves)', () => {
   /** Batch 1's no-memory half passed; its first with-memory run graded `verdict` with `wrong`. */
   function afterMemRun(verdict: 'CORRECT' | 'NO CHANGE' | 'MIXED', wrong: string[] = []): History {
     return new History().setup(4).plan(1, ['a', 'b', 'c'], ['d']).ran(nomem(1, 1), 'PASSED').candidate(nomem(1, 1)).ran(mem(1, 1), verdict, wrong);
@@ -221,7 +221,7 @@ describe('fold: memory-policy edits (SPEC 2, 3.3)', () => {
   });
 });
 
-describe('fold: cost edits in the no-memory half (SPEC 2, 3.4)', () => {
+describe('fold: cost edits in the no-memory half (docs/method.md#edits, docs/method.md#grading)', () => {
   /** Batch 1's first no-memory run: every answer right, cost left to cut (CORRECT). */
   const afterCorrect = () => new History().setup(4).plan(1, ['a', 'b'], ['c']).ran(nomem(1, 1), 'CORRECT');
 
@@ -245,7 +245,7 @@ describe('fold: cost edits in the no-memory half (SPEC 2, 3.4)', () => {
     expect(broke.fold(SELECTION).edits[0]!.status).toBe('unconfirmed');
   });
 
-  it('keeps the SPEC default otherwise: an edit aims at the wrong cases, none after a PROGRESS with every answer right', () => {
+  it('keeps the default of the method otherwise: an edit aims at the wrong cases, none after a PROGRESS with every answer right', () => {
     const h = new History().setup(4).plan(1, ['a', 'b']).ran(nomem(1, 1), 'PROGRESS', ['b']);
     h.edit(nomem(1, 1));
     expect(h.fold(SELECTION).edits[0]!.aims).toEqual(['b']);
@@ -255,7 +255,7 @@ describe('fold: cost edits in the no-memory half (SPEC 2, 3.4)', () => {
   });
 });
 
-describe('fold: hand commits (SPEC section 4)', () => {
+describe('fold: hand commits (docs/git-model.md)', () => {
   it('counts a hand commit touching prose after a graded run as an edit aimed at its wrong cases', () => {
     const h = afterFirstRun(['c']);
     const oid = h.hand(true);

@@ -9,7 +9,7 @@ const added = (path: string, content: string): MemoryWrite => ({ path, op: 'adde
 const changed = (path: string, content: string): MemoryWrite => ({ path, op: 'changed', content, encoding: 'utf8', savedTwice: false });
 const deleted = (path: string): MemoryWrite => ({ path, op: 'deleted', savedTwice: false });
 
-describe('candidate memory merge plan (SPEC 3.7)', () => {
+describe('candidate memory merge plan (docs/method.md#memory)', () => {
   it('is the last good memory plus every case write, in run order', () => {
     const plan = planCandidate(tree({ 'old.md': 'old\n' }), [
       { caseId: 'b', writes: [added('facts/b.md', 'about b\n')] },

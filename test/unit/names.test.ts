@@ -81,7 +81,7 @@ describe('tuning names and case ids', () => {
     }
   });
 
-  it('accepts case ids safe as one path segment (SPEC 3.1)', () => {
+  it('accepts case ids safe as one path segment (docs/method.md#selection)', () => {
     expect(isValidCaseId('billing-refund-03')).toBe(true);
     expect(isValidCaseId('A.b_c-9')).toBe(true);
     for (const bad of ['', '.', '..', 'a/b', 'a b', 'é', 'a,b', '(none)']) {

@@ -34,7 +34,7 @@ function expectKind(name: string, step: NextStep, kind: NextKind): NextStep {
   return step;
 }
 
-describe('next: setting up (SPEC 5.1, 5.2)', () => {
+describe('next: setting up (docs/method.md#next)', () => {
   it('dataset: no dataset yet', () => {
     const step = expectKind('dataset', next(new History().init()), 'dataset');
     expect(step.command).toMatch(/^git tune dataset import /);
@@ -64,7 +64,7 @@ describe('next: setting up (SPEC 5.1, 5.2)', () => {
   });
 });
 
-describe('next: the latest run (SPEC 5.3)', () => {
+describe('next: the latest run (docs/method.md#next)', () => {
   it('run: the batch is planned but not run', () => {
     const step = expectKind('run', next(new History().setup(4).plan(1, ABC, ['d']), { selection: [...ABC, 'd'] }), 'run');
     expect(step).toMatchObject({ command: 'git tune run', batch: 1, half: 'nomem', run: 'batch01-nomem-run1' });
@@ -121,7 +121,7 @@ describe('next: the latest run (SPEC 5.3)', () => {
   });
 });
 
-describe('next: VOID runs (SPEC 5.3)', () => {
+describe('next: VOID runs (docs/method.md#next)', () => {
   it('void-floor: VOID at concurrency 4 or less, no command', () => {
     const step = expectKind('void-floor', next(planned().voided(nomem(1, 1), 4)), 'void-floor');
     expect(step.command).toBeNull();
@@ -154,7 +154,7 @@ describe('next: VOID runs (SPEC 5.3)', () => {
   });
 });
 
-describe('next: PASSED refused (SPEC 3.4, 5.3)', () => {
+describe('next: PASSED refused (docs/method.md#grading, docs/method.md#next)', () => {
   it('refused: no review section', () => {
     const step = expectKind('refused (review)', next(planned().ran(nomem(1, 1), 'PASSED', [], { review: false })), 'refused');
     expect(step.message).toContain('`## Cost review`');
@@ -185,7 +185,7 @@ describe('next: PASSED refused (SPEC 3.4, 5.3)', () => {
   });
 });
 
-describe('next: passing halves (SPEC 5.3)', () => {
+describe('next: passing halves (docs/method.md#next)', () => {
   it('candidate: no-memory PASSED, no candidate from it yet', () => {
     const step = expectKind('candidate', next(planned().ran(nomem(1, 1), 'PASSED')), 'candidate');
     expect(step).toMatchObject({ command: 'git tune memory candidate', run: 'batch01-nomem-run1' });
@@ -220,7 +220,7 @@ describe('next: passing halves (SPEC 5.3)', () => {
   });
 });
 
-describe('next: an edit between batches (SPEC 2, 3.5)', () => {
+describe('next: an edit between batches (docs/method.md#edits)', () => {
   const SIX = [...ABC, 'd', 'e', 'f'];
 
   it('moves on to the next batch, never to a confirm no run of the closed half could answer', () => {
@@ -246,7 +246,7 @@ describe('next: an edit between batches (SPEC 2, 3.5)', () => {
   });
 });
 
-describe('next: the final check (SPEC 3.8, 5.3)', () => {
+describe('next: the final check (docs/method.md#final-check, docs/method.md#next)', () => {
   it('resume: the final check started but did not finish', () => {
     const h = batchOneDone();
     h.start('final-check', 8);
@@ -280,7 +280,7 @@ describe('next: the final check (SPEC 3.8, 5.3)', () => {
   });
 });
 
-describe('next: a run that did not pass (SPEC 5.3)', () => {
+describe('next: a run that did not pass (docs/method.md#next)', () => {
   it('edit: no pending edit, runs left', () => {
     const step = expectKind('edit', next(planned().ran(nomem(1, 1), 'NO CHANGE', ['a'])), 'edit');
     expect(step).toMatchObject({ command: 'git tune edit', batch: 1, half: 'nomem', run: 'batch01-nomem-run1' });
@@ -352,7 +352,7 @@ describe('next: a run that did not pass (SPEC 5.3)', () => {
   });
 });
 
-describe('next: notes (SPEC 5.5)', () => {
+describe('next: notes (docs/method.md#next)', () => {
   it('notes a cut selection on every step', () => {
     const h = new History().setup(40, 64);
     const selection = ids('s', 1, 40);
@@ -389,7 +389,7 @@ describe('next: notes (SPEC 5.5)', () => {
 });
 
 describe('next: every kind', () => {
-  /** One history per kind of SPEC section 5, built independently of the tests above. */
+  /** One history per kind of docs/method.md#next, built independently of the tests above. */
   const scenarios: Record<NextKind, () => NextStep> = {
     dataset: () => next(new History().init()),
     config: () => next(new History().init().dataset(3), { config: null }),
@@ -427,7 +427,7 @@ describe('next: every kind', () => {
 
   for (const kind of NEXT_KINDS) {
     const withoutCommand = kind === 'done' || kind === 'void-floor' || kind === 'final-failed';
-    it(`${kind}: ${withoutCommand ? 'no command' : 'a runnable command'} (SPEC 5.4)`, () => {
+    it(`${kind}: ${withoutCommand ? 'no command' : 'a runnable command'} (docs/method.md#next)`, () => {
       const step = scenarios[kind]();
       expect(step.kind).toBe(kind);
       expect(Object.keys(step).sort()).toEqual(['batch', 'command', 'half', 'kind', 'message', 'notes', 'run']);

@@ -17,7 +17,7 @@ function plan(h: History, opts: { selection?: string[]; settings?: Partial<PlanS
 }
 
 /**
- * The recheck keys worked out from SPEC 3.2 independently of the product,
+ * The recheck keys worked out from docs/method.md#batches independently of the product,
  * in BigInt: s0 = ((seed × 7919 + n × 104729) mod 2147483646) + 1, then
  * s ← s × 48271 mod 2147483647; the i-th pool id gets the i-th value produced.
  */
@@ -31,7 +31,7 @@ function lehmerByHand(seed: number, n: number, count: number): number[] {
   return out;
 }
 
-describe('planBatch: size (SPEC 3.2)', () => {
+describe('planBatch: size (docs/method.md#batches)', () => {
   it('batch 1 takes minBatch, from the head of the selection', () => {
     const p = plan(new History().setup(40));
     expect(p).toEqual({
@@ -210,7 +210,7 @@ describe('planBatch: difficult-only batches and the end', () => {
   });
 });
 
-describe('planBatch: recheck cases (SPEC 3.2)', () => {
+describe('planBatch: recheck cases (docs/method.md#batches)', () => {
   const C = ids('c', 1, 20);
   const SETTINGS_A = { maxBatch: 12, recheck: 3 };
   const batchOneOfSix = () => new History().setup(20).smoothBatch(1, ids('c', 1, 6));

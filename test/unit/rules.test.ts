@@ -13,7 +13,7 @@ function breaksOf(h: History, run: string, opts: { maxRuns?: number; maxRetries?
 
 const batch1 = () => new History().setup(3).plan(1, ['a', 'b', 'c']);
 
-describe('PASSED rules (SPEC 3.4)', () => {
+describe('PASSED rules (docs/method.md#grading)', () => {
   it('accepts a PASSED with its review, nothing pending and every case right', () => {
     expect(breaksOf(batch1().ran(nomem(1, 1), 'PASSED'), nomem(1, 1))).toEqual([]);
   });

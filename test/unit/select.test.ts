@@ -6,7 +6,7 @@ const c = (id: string, cls: string, complexity: C['complexity'] = 'medium', rubr
   id, class: cls, complexity, ...(rubric ? { rubric: [{ id: 'r1', text: 'names the window' }] } : {}),
 });
 
-describe('selection order (SPEC 3.1)', () => {
+describe('selection order (docs/method.md#selection)', () => {
   it('lets classes take turns, largest class first', () => {
     const cases = [
       c('auth-1', 'auth'),

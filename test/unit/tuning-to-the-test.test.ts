@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { namesCaseId, tuningToTheTest } from '../../src/app/edit.js';
 
 /**
- * The edit's "tunes to the test" warning (SPEC 3.5): added prose that names a
+ * The edit's "tunes to the test" warning (docs/method.md#edits): added prose that names a
  * case id. Ids match as whole tokens (`-`, `_` and a `.` between id
  * characters continue a token); an id that reads as an ordinary word or
  * number counts only quoted.

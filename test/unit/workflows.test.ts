@@ -7,7 +7,7 @@ import { ROOT } from '../helpers/cli.js';
 import { TempRepo } from '../helpers/repo.js';
 
 /**
- * The GitHub side of the final check (SPEC 8): the composite action, the
+ * The GitHub side of the final check (docs/ci.md): the composite action, the
  * workflow templates `git tune init --github` installs, and the project's
  * own CI. Each parses as YAML and names only inputs and outputs that exist.
  */

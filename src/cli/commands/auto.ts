@@ -59,7 +59,7 @@ export interface AutoCommandOptions {
   maxMinutes?: string;
 }
 
-/** The live view on stderr: redrawn in place on a terminal, plain lines otherwise (SPEC: stderr is narration). */
+/** The live view on stderr: redrawn in place on a terminal, plain lines otherwise (stdout is data, stderr is narration). */
 export function autoView(io: CommandIO, title: string, plain: boolean): LiveView {
   const tty = !plain && Boolean(process.stderr.isTTY) && !io.env.NO_COLOR && io.env.TERM !== 'dumb';
   return createLiveView({ title, write: (s) => process.stderr.write(s), tty, columns: () => process.stderr.columns || 100, clock: io.clock });

@@ -74,7 +74,8 @@ async function run(io: CommandIO, dirArg: string | undefined, opts: { json?: boo
     const init = await quietCli(io, dir, view)(demoInitArgs(dir));
     if (init.code !== EXIT.ok) throw new TuneError('demo-init-failed', `git tune init failed in ${dir}: ${init.error ?? `exit ${init.code}`}`, { exitCode: EXIT.unexpected });
     const result = await autoTuning(dir, options);
-    summary = await summarizeDemo(dir, result, Math.round((io.clock().getTime() - started) / 1000));
+    const { tuneInvocation } = await import('../invocation.js');
+    summary = await summarizeDemo(dir, result, Math.round((io.clock().getTime() - started) / 1000), tuneInvocation(io.env));
     process.exitCode = result.exitCode;
   } finally {
     release();

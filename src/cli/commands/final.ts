@@ -31,7 +31,7 @@ export function register(program: CommandUnknownOpts): void {
 }
 
 /**
- * `git tune final`: the final check (SPEC 3.8, 8).
+ * `git tune final`: the final check (docs/method.md#final-check, docs/ci.md).
  * - plain: run it and record it (run-start and run commits, tag), as `git tune run` does;
  * - `--ci`: check the history is all there, run it without recording it
  *   (a result set; a re-check when history already holds one), grade it

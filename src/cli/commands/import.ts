@@ -48,7 +48,7 @@ function flagsOf(opts: ImportOptions, commandSpec: (flag: string, line: string |
   return flags;
 }
 
-/** `git tune import <dir>` (SPEC 10): read the folder, plan its history, write it, say what is next. */
+/** `git tune import <dir>` (docs/import.md): read the folder, plan its history, write it, say what is next. */
 /**
  * The import's plan as a dry run prints it: the plan is data, written by
  * `applyImport` as one chain (a revert names the edits it undoes by their

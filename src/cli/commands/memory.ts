@@ -6,7 +6,7 @@ import type { CommandIO } from '../io.js';
 import { printDone } from './next.js';
 
 export function register(program: CommandUnknownOpts): void {
-  const memory = program.command('memory').description('candidate memory and checkpoints (SPEC 3.7)');
+  const memory = program.command('memory').description('candidate memory and checkpoints: the last good memory every later run starts from, only ever replaced whole');
   act(
     memory
       .command('candidate')

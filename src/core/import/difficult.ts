@@ -97,7 +97,7 @@ export interface DifficultPlacement {
 
 /**
  * The batch each difficult change belongs to: an add in the batch the entry
- * was added in (the fold attributes it to the batch planned last, SPEC 3.2's
+ * was added in (the fold attributes it to the batch planned last, and docs/method.md#batches has its
  * retries count from it); a fix in the batch of the run that fixed it, else
  * the last batch holding the case (a case is proposed fixed from a run that
  * got it right), never after the same case is added again.

@@ -60,8 +60,8 @@ export function readFindings(text: string): Findings {
 }
 
 /**
- * Whether the findings hold the review a PASSED of this half needs (SPEC
- * 3.4): `## Cost review` without memory, `## Memory review` with it. A
+ * Whether the findings hold the review a PASSED of this half needs
+ * (docs/method.md#grading): `## Cost review` without memory, `## Memory review` with it. A
  * heading that says only "review" is taken for either (folders written
  * before the halves had their own reviews).
  */

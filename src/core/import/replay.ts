@@ -17,7 +17,7 @@ import { readConfig, readSelection, type InitFlags } from './settings.js';
 
 /**
  * A `finetune/` folder, read, becomes the list of step commits that replay
- * it (SPEC 10), oldest first: init (config.yaml), dataset, select, difficult
+ * it (docs/import.md), oldest first: init (config.yaml), dataset, select, difficult
  * entries added before batch 1, then per batch: plan; per run (nomem before
  * mem, by number) run-start, run (tagged), grade, and when that grade found
  * an edit unconfirmed, a revert of it (the folder method reverts such edits
@@ -186,7 +186,7 @@ function replay(t: ReadTuning, warnings: string[]): { steps: PlannedStep[]; stat
     });
   };
 
-  // SPEC 3.5: an imported folder has no prose history; an edit a run did not confirm was undone by hand.
+  // docs/method.md#edits: an imported folder has no prose history; an edit a run did not confirm was undone by hand.
   const addUnconfirmedRevert = (run: RunPlan) => {
     const left = state.edits.filter((e) => e.settledBy === run.name && e.status === 'unconfirmed');
     if (left.length === 0) return;
@@ -198,7 +198,7 @@ function replay(t: ReadTuning, warnings: string[]): { steps: PlannedStep[]; stat
     });
   };
 
-  // SPEC 10: the folder method reverts by hand before it writes PASSED at the run limit.
+  // docs/import.md: the folder method reverts by hand before it writes PASSED at the run limit.
   const addHandRevert = (run: RunPlan, batch: number, half: Half) => {
     if (countedRuns(halfRuns(state, batch, half)) < config.maxRuns) return;
     const left = state.edits.filter((e) => e.batch === batch && e.half === half && (e.status === 'pending' || e.status === 'unconfirmed'));

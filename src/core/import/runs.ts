@@ -229,7 +229,7 @@ function readPlanJson(r: FolderReader, raw: unknown, file: string, batch: number
   };
 }
 
-/** Verdicts and wrong cases of the graded runs (SPEC 3.4), and the order the runs claim. */
+/** Verdicts and wrong cases of the graded runs (docs/method.md#grading), and the order the runs claim. */
 export function gradeRuns(r: FolderReader, runs: readonly RunPlan[], final: RunPlan | null, selection: readonly string[]): void {
   const all = [...runs, ...(final ? [final] : [])];
   for (const run of all) gradeRun(r, run, run === final ? selection : (run.cases ?? []));

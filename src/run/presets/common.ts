@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 
 /**
  * Shared by the runner presets: each is a small program that speaks the
- * runner contract (SPEC section 6) like any user's runner would.
+ * runner contract (docs/contracts.md#runner) like any user's runner would.
  */
 export function env(name: string): string {
   const value = process.env[name];

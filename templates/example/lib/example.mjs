@@ -284,7 +284,7 @@ export function answerCase({ item, prose, memory, target = '', files = {} }) {
   return { result, writes, transcript };
 }
 
-// ---------------------------------------------------------------- checks (as SPEC section 6 defines them)
+// ---------------------------------------------------------------- checks (as git-tune's docs/contracts.md#dataset defines them)
 
 function canonical(value) {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
@@ -388,7 +388,7 @@ export function truthOf(item) {
 }
 
 /**
- * Grades one result (SPEC section 6, judge contract). A wrong case gets, as
+ * Grades one result (the judge contract, git-tune's docs/contracts.md#judge). A wrong case gets, as
  * proposals, exactly the rule lines that make it right. A case whose own
  * checks reject its reference answer is `caseOnly`: no prose edit can fix it.
  */
