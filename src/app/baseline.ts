@@ -5,14 +5,11 @@ import type { CaseResult } from '../contracts/result.js';
 import { caseVerdict } from '../core/findings.js';
 import { scoreOf } from '../core/held-out.js';
 import { baselineResultsPath } from '../core/paths.js';
-import { budgetLeft, budgetRefusal } from '../core/run-due.js';
+import { budgetRefusal } from '../core/run-due.js';
 import type { Score } from '../core/steps.js';
 import { EXIT, historyError, TuneError, usageError } from '../errors.js';
 import { withToolLock } from '../git/lock-owner.js';
-import { runCase } from '../run/case.js';
-import { runPool } from '../run/pool.js';
 import { resolveCommand } from '../run/presets/index.js';
-import { createProgress } from '../run/progress.js';
 import { makeScratch, removeScratch } from '../run/scratch.js';
 import { RunStore } from '../run/store.js';
 import { commitStep, targetOf } from './commit.js';
@@ -21,7 +18,7 @@ import { requireOnBranch } from './guards.js';
 import { casesById } from './held-out.js';
 import { judgeRun } from './judge.js';
 import { refuseIf } from './refuse.js';
-import type { RunContext } from './run.js';
+import { runCasesKept, type RunContext } from './run.js';
 import { reloadTuning, type Tuning } from './tuning.js';
 
 /**
@@ -74,39 +71,18 @@ async function runBaselineLocked(opened: Tuning, opts: { concurrency?: number; h
   const store = new RunStore(tuning.repo.gitdir, tuning.name, `${BASELINE_RUN}.${init.slice(0, 12)}`);
   const stored = await store.load(ids);
   const tree = await makeScratch('baseline-tree');
-  const scratch = await makeScratch('baseline');
-  let stopped: string | null = null;
+  let stopped: string | null;
   try {
     await exportTree(tuning, init, tree);
-    const progress = createProgress(BASELINE_RUN, ids.length, stored.size, ctx.err, ctx.isTTY, ctx.onCase);
-    const running = { ...spent };
-    try {
-      await runPool(ids.filter((id) => !stored.has(id)).map((id) => cases.get(id)!), concurrency, async (item) => {
-        progress.started(item.id);
-        const outcome = await runCase({
-          root: tree, run: BASELINE_RUN, runner: config.runner!, scope: config, target: null, memory: [],
-          scratch, logDir: store.logDir, env: ctx.env, now: ctx.clock,
-        }, item);
-        progress.finished(outcome.result);
-        running.tokens += outcome.result.tokens;
-        running.costUsd += outcome.result.costUsd;
-        if (outcome.result.sandboxDown) {
-          stopped ??= `sandbox down: ${outcome.result.sandboxDown}`;
-          return;
-        }
-        await store.save(outcome.result, outcome.writes, outcome.rawResult);
-        stored.set(item.id, { result: outcome.result, writes: outcome.writes, rawResult: outcome.rawResult });
-        stopped ??= budgetLeft(config.budget, running);
-      }, () => stopped !== null || ctx.interrupted.value || (ctx.stop?.() ?? false));
-    } finally {
-      progress.done();
-    }
+    stopped = await runCasesKept(ids.filter((id) => !stored.has(id)).map((id) => cases.get(id)!), {
+      root: tree, name: BASELINE_RUN, config: { ...config, runner: config.runner! }, target: null, memory: [], concurrency,
+      store, stored, usedBefore: spent, total: ids.length,
+    }, ctx);
   } finally {
-    await removeScratch(scratch);
     await removeScratch(tree);
   }
   if (ids.some((id) => !stored.has(id))) {
-    const why = stopped as string | null; // set inside the pool's callbacks
+    const why = stopped;
     const sandbox = why?.startsWith('sandbox');
     const budget = why?.startsWith('budget');
     throw new TuneError(sandbox ? 'sandbox-down' : budget ? 'budget-spent' : 'interrupted',

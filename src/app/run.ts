@@ -156,6 +156,58 @@ export interface CasePool {
   total: number;
 }
 
+/** Where and how `runCasesKept` runs cases: a run of the tuning, or the baseline in a copy of the init commit's tree. */
+export interface KeptCases {
+  /** The working directory the runner gets (TUNE_ROOT). */
+  root: string;
+  name: string;
+  config: Config & { runner: NonNullable<Config['runner']> };
+  target: Target | null;
+  memory: MemoryFile[];
+  concurrency: number;
+  store: RunStore;
+  stored: Map<string, StoredCase>;
+  usedBefore: { tokens: number; costUsd: number };
+  /** How many cases the progress line counts (finished ones included). */
+  total: number;
+}
+
+/**
+ * Runs cases at most `concurrency` at once, each kept in the store as it
+ * ends (a downed sandbox's case is not kept: it says nothing about the
+ * prose and runs again once the sandbox is back); stops launching on a
+ * downed sandbox, a spent budget or a signal, and says which (null: all ran).
+ */
+export async function runCasesKept(cases: readonly Case[], k: KeptCases, ctx: RunContext): Promise<string | null> {
+  const scratch = await makeScratch(k.name);
+  const progress = createProgress(k.name, k.total, k.total - cases.length, ctx.err, ctx.isTTY, ctx.onCase);
+  let stopped: string | null = null;
+  const running = { ...k.usedBefore };
+  try {
+    await runPool(cases, k.concurrency, async (item) => {
+      progress.started(item.id);
+      const outcome = await runCase({
+        root: k.root, run: k.name, runner: k.config.runner, scope: k.config, target: k.target, memory: k.memory,
+        scratch, logDir: k.store.logDir, env: ctx.env, now: ctx.clock,
+      }, item);
+      progress.finished(outcome.result);
+      running.tokens += outcome.result.tokens;
+      running.costUsd += outcome.result.costUsd;
+      if (outcome.result.sandboxDown) {
+        stopped ??= `sandbox down: ${outcome.result.sandboxDown}`;
+        return;
+      }
+      await k.store.save(outcome.result, outcome.writes, outcome.rawResult);
+      k.stored.set(item.id, { result: outcome.result, writes: outcome.writes, rawResult: outcome.rawResult });
+      stopped ??= budgetLeft(k.config.budget, running);
+    }, () => stopped !== null || ctx.interrupted.value || (ctx.stop?.() ?? false));
+  } finally {
+    progress.done();
+    await removeScratch(scratch);
+  }
+  return stopped;
+}
+
 /**
  * Runs cases at most `concurrency` at once, each kept in the store as it
  * ends; stops launching on a downed sandbox, a spent budget or a signal. The
@@ -163,35 +215,10 @@ export interface CasePool {
  */
 export async function runCasePool(tuning: Tuning, pool: CasePool, ctx: RunContext): Promise<{ stopped: string | null; touched: string[] }> {
   const { config, target, concurrency } = pool.preflight;
-  const { store, stored } = pool;
-  const memory = await memoryFor(tuning, pool.name);
-  const scratch = await makeScratch(pool.name);
-  const progress = createProgress(pool.name, pool.total, pool.total - pool.cases.length, ctx.err, ctx.isTTY, ctx.onCase);
-  let stopped: string | null = null;
-  const running = { ...pool.usedBefore };
-  try {
-    await runPool(pool.cases, concurrency, async (item) => {
-      progress.started(item.id);
-      const outcome = await runCase({
-        root: tuning.repo.dir, run: pool.name, runner: config.runner, scope: config, target, memory,
-        scratch, logDir: store.logDir, env: ctx.env, now: ctx.clock,
-      }, item);
-      progress.finished(outcome.result);
-      running.tokens += outcome.result.tokens;
-      running.costUsd += outcome.result.costUsd;
-      if (outcome.result.sandboxDown) {
-        // Not kept: the case says nothing about the prose, and runs again once the sandbox is back.
-        stopped ??= `sandbox down: ${outcome.result.sandboxDown}`;
-        return;
-      }
-      await store.save(outcome.result, outcome.writes, outcome.rawResult);
-      stored.set(item.id, { result: outcome.result, writes: outcome.writes, rawResult: outcome.rawResult });
-      stopped ??= budgetLeft(config.budget, running);
-    }, () => stopped !== null || ctx.interrupted.value || (ctx.stop?.() ?? false));
-  } finally {
-    progress.done();
-    await removeScratch(scratch);
-  }
+  const stopped = await runCasesKept(pool.cases, {
+    root: tuning.repo.dir, name: pool.name, config, target, memory: await memoryFor(tuning, pool.name), concurrency,
+    store: pool.store, stored: pool.stored, usedBefore: pool.usedBefore, total: pool.total,
+  }, ctx);
 
   // A runner works in the repository root; whatever it changed of the prose
   // (clean before the run) is put back, so the recorded run matches its commit.

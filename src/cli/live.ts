@@ -48,8 +48,6 @@ export function createLiveView(opts: LiveViewOptions): LiveView {
   const sinceStep: Usage = { tokens: 0, costUsd: 0 };
   const running = new Map<string, number>();
   let run: { name: string; done: number } | null = null;
-  let drawn = 0;
-  let closed = false;
 
   const panel = (): string[] => {
     const now = opts.clock().getTime();
@@ -63,29 +61,8 @@ export function createLiveView(opts: LiveViewOptions): LiveView {
     const width = Math.max(20, opts.columns() - 1);
     return lines.map((l) => (l.length > width ? `${l.slice(0, width - 1)}…` : l));
   };
-  const erase = () => {
-    if (drawn > 0) opts.write(`\x1b[${drawn}F\x1b[0J`);
-    drawn = 0;
-  };
-  const draw = () => {
-    if (!opts.tty || closed) return;
-    const lines = panel();
-    erase();
-    opts.write(`${lines.join('\n')}\n`);
-    drawn = lines.length;
-  };
-  const log = (text: string, indent = '') => {
-    const lines = text.replace(/\r/g, '').split('\n').filter((l) => l.trim() !== '');
-    if (lines.length === 0) return;
-    const out = `${lines.map((l) => `${indent}${l}`).join('\n')}\n`;
-    if (opts.tty && !closed) {
-      erase();
-      opts.write(out);
-      draw();
-    } else opts.write(out);
-  };
-  const timer = opts.tty ? setInterval(draw, 1000) : null;
-  timer?.unref();
+  const screen = panelUnderLog(opts, panel);
+  const { draw, log } = screen;
 
   return {
     step(text, usage) {
@@ -114,11 +91,7 @@ export function createLiveView(opts: LiveViewOptions): LiveView {
       }
       draw();
     },
-    close() {
-      if (timer) clearInterval(timer);
-      if (opts.tty && !closed) erase();
-      closed = true;
-    },
+    close: screen.close,
   };
 }
 
@@ -154,31 +127,8 @@ export function createFleetView(opts: LiveViewOptions, targets: readonly string[
     const cols = Math.max(20, opts.columns() - 1);
     return lines.map((l) => (l.length > cols ? `${l.slice(0, cols - 1)}…` : l));
   };
-  let drawn = 0;
-  let closed = false;
-  const erase = () => {
-    if (drawn > 0) opts.write(`\x1b[${drawn}F\x1b[0J`);
-    drawn = 0;
-  };
-  const draw = () => {
-    if (!opts.tty || closed) return;
-    const lines = panel();
-    erase();
-    opts.write(`${lines.join('\n')}\n`);
-    drawn = lines.length;
-  };
-  const log = (text: string, prefix = '') => {
-    const lines = text.replace(/\r/g, '').split('\n').filter((l) => l.trim() !== '');
-    if (lines.length === 0) return;
-    const out = `${lines.map((l) => `${prefix}${l}`).join('\n')}\n`;
-    if (opts.tty && !closed) {
-      erase();
-      opts.write(out);
-      draw();
-    } else opts.write(out);
-  };
-  const timer = opts.tty ? setInterval(draw, 1000) : null;
-  timer?.unref();
+  const screen = panelUnderLog(opts, panel);
+  const { draw, log } = screen;
   return {
     target(name) {
       const slot = slots.get(name)!;
@@ -210,6 +160,44 @@ export function createFleetView(opts: LiveViewOptions, targets: readonly string[
       };
     },
     log: (text) => log(text),
+    close: screen.close,
+  };
+}
+
+/**
+ * A panel redrawn in place under a scrolling log on a terminal (erased,
+ * the log line written, the panel drawn again; redrawn every second for the
+ * clocks); elsewhere the log alone, append-only.
+ */
+function panelUnderLog(opts: LiveViewOptions, panel: () => string[]) {
+  let drawn = 0;
+  let closed = false;
+  const erase = () => {
+    if (drawn > 0) opts.write(`\x1b[${drawn}F\x1b[0J`);
+    drawn = 0;
+  };
+  const draw = () => {
+    if (!opts.tty || closed) return;
+    const lines = panel();
+    erase();
+    opts.write(`${lines.join('\n')}\n`);
+    drawn = lines.length;
+  };
+  const log = (text: string, prefix = '') => {
+    const lines = text.replace(/\r/g, '').split('\n').filter((l) => l.trim() !== '');
+    if (lines.length === 0) return;
+    const out = `${lines.map((l) => `${prefix}${l}`).join('\n')}\n`;
+    if (opts.tty && !closed) {
+      erase();
+      opts.write(out);
+      draw();
+    } else opts.write(out);
+  };
+  const timer = opts.tty ? setInterval(draw, 1000) : null;
+  timer?.unref();
+  return {
+    draw,
+    log,
     close() {
       if (timer) clearInterval(timer);
       if (opts.tty && !closed) erase();
