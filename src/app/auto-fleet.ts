@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { fleetReport, type FleetReport, type PickRule } from '../core/fleet.js';
+import { DEFAULT_PICK, fleetReport, type FleetReport, type PickRule } from '../core/fleet.js';
 import { localPath } from '../core/paths.js';
 import { EXIT, usageError, type ExitCode } from '../errors.js';
 import { openLinkedWorktree, removeLinkedWorktreeIfClean } from '../git/linked-worktree.js';
@@ -115,6 +115,6 @@ export async function autoFleet(cwd: string, fleet: string, opts: FleetAutoOptio
   const failed = results.find((r) => r.exitCode !== EXIT.ok);
   return {
     fleet, tunings: results, skipped, spent: { ...session.spent }, ceiling: session.ceiling, kept,
-    report: fleetReport(fleet, rows, opts.pick ?? 'right-then-cost'), exitCode: failed?.exitCode ?? EXIT.ok,
+    report: fleetReport(fleet, rows, opts.pick ?? DEFAULT_PICK), exitCode: failed?.exitCode ?? EXIT.ok,
   };
 }

@@ -174,6 +174,7 @@ export function fleetRow(member: FleetMember, tuning: Tuning): FleetRow {
       run: run.name, verdict: run.grade!.verdict, cases: run.cases.length,
       right: run.cases.length - run.grade!.wrong.length, tokens: run.tokens, costUsd: run.costUsd,
     } : null,
+    heldOut: run?.grade?.heldOut ? { right: run.grade.heldOut.right, cases: run.grade.heldOut.cases } : null,
     tokens: state.usage.tokens,
     costUsd: state.usage.costUsd,
     runs: [...state.runs.values()].filter((r) => r.finished).length,

@@ -5,10 +5,13 @@ import { branchName } from './names.js';
  * them by a rule the user picks, and the git command that takes it. Pure:
  * src/app/fleet.ts reads the rows from each tuning's history.
  */
-export const PICK_RULES = ['right-then-cost', 'right', 'cost'] as const;
+export const PICK_RULES = ['held-out-then-cost', 'right-then-cost', 'right', 'cost'] as const;
 export type PickRule = (typeof PICK_RULES)[number];
+/** Without `--pick`: the held-out set is the evidence against overfitting, so it decides first. */
+export const DEFAULT_PICK: PickRule = 'held-out-then-cost';
 
 export const PICK_DOCS: Record<PickRule, string> = {
+  'held-out-then-cost': 'the most held-out cases right in the final check, then the highest share right, then the lowest cost per case',
   'right-then-cost': 'the highest share of cases right, then the lowest cost per case',
   right: 'the highest share of cases right, ties by name',
   cost: 'the lowest cost per case, ties by the share right',
@@ -22,6 +25,8 @@ export interface FleetRow {
   message: string;
   /** The run the right rate is read from: the final check's latest graded run, else the latest graded run; null when none is graded. */
   checked: { run: string; verdict: string; right: number; cases: number; tokens: number; costUsd: number } | null;
+  /** The held-out set's score in that final check (docs/held-out.md); null without a held-out set or a graded final check. */
+  heldOut: { right: number; cases: number } | null;
   tokens: number;
   costUsd: number;
   runs: number;
@@ -41,15 +46,20 @@ export interface FleetReport {
 }
 
 const rate = (r: FleetRow) => (r.checked && r.checked.cases > 0 ? r.checked.right / r.checked.cases : -1);
+const heldOutRight = (r: FleetRow) => (r.heldOut ? r.heldOut.right : -1);
 const perCase = (r: FleetRow) => (r.checked && r.checked.cases > 0 ? r.checked.costUsd / r.checked.cases : Infinity);
 
 /** Orders rows best first by `rule`; rows without a graded run go last. */
 export function rankRows(rows: readonly FleetRow[], rule: PickRule): FleetRow[] {
   const byName = (a: FleetRow, b: FleetRow) => (a.target < b.target ? -1 : a.target > b.target ? 1 : 0);
   const byRight = (a: FleetRow, b: FleetRow) => rate(b) - rate(a);
+  const byHeldOut = (a: FleetRow, b: FleetRow) => heldOutRight(b) - heldOutRight(a);
   const byCost = (a: FleetRow, b: FleetRow) => (perCase(a) === perCase(b) ? 0 : perCase(a) < perCase(b) ? -1 : 1);
   const graded = (a: FleetRow, b: FleetRow) => Number(b.checked !== null) - Number(a.checked !== null);
-  const order = rule === 'right' ? [graded, byRight, byName] : rule === 'cost' ? [graded, byCost, byRight, byName] : [graded, byRight, byCost, byName];
+  const order = rule === 'right' ? [graded, byRight, byName]
+    : rule === 'cost' ? [graded, byCost, byRight, byName]
+    : rule === 'held-out-then-cost' ? [graded, byHeldOut, byRight, byCost, byName]
+    : [graded, byRight, byCost, byName];
   return [...rows].sort((a, b) => {
     for (const f of order) {
       const d = f(a, b);
@@ -60,13 +70,14 @@ export function rankRows(rows: readonly FleetRow[], rule: PickRule): FleetRow[] 
 }
 
 const usd = (n: number) => `$${n.toFixed(4)}`;
+const heldOutCell = (r: FleetRow) => (r.heldOut ? `${r.heldOut.right}/${r.heldOut.cases}` : '–');
 const pct = (r: FleetRow) => (r.checked ? `${r.checked.right}/${r.checked.cases} (${Math.round((100 * r.checked.right) / Math.max(1, r.checked.cases))}%)` : '–');
 
 export function fleetReport(fleet: string, rows: readonly FleetRow[], pick: PickRule): FleetReport {
   const ranked = rankRows(rows, pick);
   const top = ranked[0]?.checked ? ranked[0] : null;
   const why = top
-    ? `${top.target}: ${pct(top)} right in ${top.checked!.run}, ${usd(perCase(top))} per case (rule ${pick}: ${PICK_DOCS[pick]})`
+    ? `${top.target}: ${pct(top)} right in ${top.checked!.run}${top.heldOut ? `, ${heldOutCell(top)} of the held-out set` : ''}, ${usd(perCase(top))} per case (rule ${pick}: ${PICK_DOCS[pick]})`
     : 'no target has a graded run yet: `git tune auto --fleet ' + fleet + '`';
   return { fleet, pick, rows: [...rows], best: top?.target ?? null, why, take: top ? `git merge --no-ff ${branchName(top.tuning)}` : null };
 }
@@ -74,11 +85,11 @@ export function fleetReport(fleet: string, rows: readonly FleetRow[], pick: Pick
 /** The report as markdown, for a person, a job summary or a PR comment. */
 export function renderFleetReport(report: FleetReport): string {
   const lines = [`# Fleet ${report.fleet}`, ''];
-  lines.push('| target | state | right | tokens | cost | cost per case | runs | edits kept | branch |');
-  lines.push('| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |');
+  lines.push('| target | state | right | held-out right | tokens | cost | cost per case | runs | edits kept | branch |');
+  lines.push('| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |');
   for (const r of report.rows) {
     const mark = r.target === report.best ? ' (best)' : '';
-    lines.push(`| ${r.target}${mark} | ${r.state} | ${pct(r)}${r.checked ? ` in ${r.checked.run}` : ''} | ${r.tokens.toLocaleString('en-US')} | ${usd(r.costUsd)} | ${r.checked ? usd(perCase(r)) : '–'} | ${r.runs} | ${r.editsKept} | \`${branchName(r.tuning)}\` |`);
+    lines.push(`| ${r.target}${mark} | ${r.state} | ${pct(r)}${r.checked ? ` in ${r.checked.run}` : ''} | ${heldOutCell(r)} | ${r.tokens.toLocaleString('en-US')} | ${usd(r.costUsd)} | ${r.checked ? usd(perCase(r)) : '–'} | ${r.runs} | ${r.editsKept} | \`${branchName(r.tuning)}\` |`);
   }
   lines.push('');
   if (report.best) {

@@ -241,7 +241,7 @@ describe.concurrent('git tune fleet', () => {
     expect(readRef(repo, 'refs/heads/tune/shop@large')).toBeNull();
     const pick = await tune(repo, ['fleet', 'shop', '--report', '--pick', 'cheapest']);
     expect(pick.code).toBe(2);
-    expect(pick.stderr).toContain('--pick takes one of right-then-cost, right, cost (got cheapest)');
+    expect(pick.stderr).toContain('--pick takes one of held-out-then-cost, right-then-cost, right, cost (got cheapest)');
     const report = await tune(repo, ['fleet', 'shop', '--report', '--json']);
     expect(JSON.parse(report.stdout)).toMatchObject({ best: null, rows: [{ target: 'small', state: 'batch' }, { target: 'weak', state: 'batch' }] });
 

@@ -3,14 +3,15 @@ import { fleetBudget } from '../../src/app/auto-fleet.js';
 import { onlyMatching, timeUp, newSession } from '../../src/app/auto.js';
 import { createFleetView } from '../../src/cli/live.js';
 import type { CaseResult } from '../../src/contracts/result.js';
-import { fleetReport, rankRows, renderFleetReport, type FleetRow } from '../../src/core/fleet.js';
+import { DEFAULT_PICK, fleetReport, rankRows, renderFleetReport, type FleetRow } from '../../src/core/fleet.js';
 import { branchName, fleetTuningName, isValidTuningName, parseBranchName, parseFleetTuning, parseTagName } from '../../src/core/names.js';
 import { TuneError } from '../../src/errors.js';
 
 /** The pure parts of fleets: names, the pick rules, the shared budget, the report, the live lines; and auto's filter and time limit. */
-const row = (target: string, right: number | null, cases: number, costUsd: number): FleetRow => ({
+const row = (target: string, right: number | null, cases: number, costUsd: number, heldOut: { right: number; cases: number } | null = null): FleetRow => ({
   target, tuning: `shop@${target}`, state: 'done', message: '',
   checked: right === null ? null : { run: 'final-check', verdict: 'VERIFIED', right, cases, tokens: 100, costUsd },
+  heldOut,
   tokens: 100, costUsd, runs: 4, editsKept: 1,
 });
 
@@ -37,11 +38,24 @@ describe('the pick rules', () => {
     expect(rankRows(rows, 'cost').map((r) => r.target)).toEqual(['weak', 'small', 'large', 'new']);
   });
 
+  it('held-out-then-cost (the default): most held-out cases right first, so a target that overfits loses; without a held-out set, as right-then-cost', () => {
+    expect(DEFAULT_PICK).toBe('held-out-then-cost');
+    expect(rankRows(rows, 'held-out-then-cost').map((r) => r.target)).toEqual(['small', 'large', 'weak', 'new']);
+    // `small` has every tuned case right but only 1 of 4 held-out: it learned the cases, not the skill.
+    const withHeldOut = [row('large', 3, 3, 0.015, { right: 4, cases: 4 }), row('small', 3, 3, 0.003, { right: 1, cases: 4 }), row('weak', 2, 3, 0.0015, { right: 3, cases: 4 })];
+    expect(rankRows(withHeldOut, 'held-out-then-cost').map((r) => r.target)).toEqual(['large', 'weak', 'small']);
+    expect(rankRows(withHeldOut, 'right-then-cost').map((r) => r.target)).toEqual(['small', 'large', 'weak']);
+    const report = fleetReport('shop', withHeldOut, DEFAULT_PICK);
+    expect(report.best).toBe('large');
+    expect(report.why).toContain('4/4 of the held-out set');
+    expect(renderFleetReport(report)).toContain('| small | done | 3/3 (100%) in final-check | 1/4 |');
+  });
+
   it('the report names the best and the merge that takes it; with nothing graded, no best', () => {
     const report = fleetReport('shop', rows, 'right-then-cost');
     expect(report).toMatchObject({ best: 'small', take: 'git merge --no-ff tune/shop@small' });
     const md = renderFleetReport(report);
-    expect(md).toContain('| small (best) | done | 3/3 (100%) in final-check | 100 | $0.0030 | $0.0010 | 4 | 1 | `tune/shop@small` |');
+    expect(md).toContain('| small (best) | done | 3/3 (100%) in final-check | – | 100 | $0.0030 | $0.0010 | 4 | 1 | `tune/shop@small` |');
     expect(md).toContain('| new | done | – |');
     expect(md).toContain('Nothing is merged on its own');
     expect(fleetReport('shop', [row('new', null, 0, 0)], 'cost')).toMatchObject({ best: null, take: null });

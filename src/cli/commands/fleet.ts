@@ -1,7 +1,7 @@
 import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { PICK_DOCS, PICK_RULES, type PickRule } from '../../core/fleet.js';
+import { DEFAULT_PICK, PICK_DOCS, PICK_RULES, type PickRule } from '../../core/fleet.js';
 import { usageError } from '../../errors.js';
 import { act, dryRunOpt, json } from '../command.js';
 import { printJson, type CommandIO } from '../io.js';
@@ -14,7 +14,7 @@ export function register(program: CommandUnknownOpts): void {
       .option('--targets <list>', 'the target models, comma-separated, each defined in tune/<name>\'s config `targets`')
       .option('--report', 'compare the fleet\'s targets (markdown; --json for machines) and name the best')
       .option('--out <file>', 'with --report: also write the markdown to <file> (in GitHub Actions it goes into the job summary too)')
-      .option('--pick <rule>', `how --report names the best: ${PICK_RULES.join(', ')} (default right-then-cost)`)
+      .option('--pick <rule>', `how --report names the best: ${PICK_RULES.join(', ')} (default ${DEFAULT_PICK})`)
       .addOption(dryRunOpt())
       .addOption(json())
       .addHelpText('after', `
@@ -45,7 +45,7 @@ interface FleetOptions {
 }
 
 function pickRule(text: string | undefined): PickRule {
-  if (text === undefined) return 'right-then-cost';
+  if (text === undefined) return DEFAULT_PICK;
   if ((PICK_RULES as readonly string[]).includes(text)) return text as PickRule;
   throw usageError('bad-pick', `--pick takes one of ${PICK_RULES.join(', ')} (got ${text})`, 'git tune fleet support --report --pick cost');
 }
