@@ -102,3 +102,14 @@ export function storyCaseIds(state: TuningState, also: readonly string[] = []): 
   for (const d of state.difficult) ids.add(d.id);
   return ids;
 }
+
+/**
+ * The story as a judge of `run` sees it (TUNE_HISTORY): the runs before it,
+ * and the edits made since the last of them (the prose it is judging ran with
+ * them). A story that never held `run` is the whole story.
+ */
+export function storyBefore(story: CaseStory, run: string): CaseStory {
+  const at = story.runs.findIndex((r) => r.run === run);
+  if (at < 0) return story;
+  return { ...story, runs: story.runs.slice(0, at), editsSince: story.runs[at]!.editsBefore };
+}
