@@ -1,4 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readCaseStory } from '../../src/app/blame.js';
@@ -25,12 +26,27 @@ const CASES = [
 ];
 
 const repos: TempRepo[] = [];
-afterAll(() => repos.splice(0).forEach((r) => r.cleanup()));
+/** A judge (outside the repository) that keeps what TUNE_HISTORY held per run and case, and says right as the checks do. */
+const JUDGED = mkdtempSync(path.join(os.tmpdir(), 'tune-blame-judge-'));
+const JUDGE = path.join(JUDGED, 'judge.mjs');
+writeFileSync(JUDGE, `import fs from 'node:fs';
+const env = process.env;
+const item = JSON.parse(fs.readFileSync(env.TUNE_CASE, 'utf8'));
+const result = JSON.parse(fs.readFileSync(env.TUNE_RESULT, 'utf8'));
+const answer = typeof result.answer === 'string' ? result.answer : JSON.stringify(result.answer);
+fs.writeFileSync(${JSON.stringify(JUDGED)} + '/' + env.TUNE_RUN + '.' + env.TUNE_CASE_ID + '.json', env.TUNE_HISTORY ? fs.readFileSync(env.TUNE_HISTORY, 'utf8') : 'null');
+fs.writeFileSync(env.TUNE_OUTPUT, JSON.stringify({ right: item.checks.every((c) => answer.includes(c.value)) }));
+`);
+afterAll(() => {
+  repos.splice(0).forEach((r) => r.cleanup());
+  rmSync(JUDGED, { recursive: true, force: true });
+});
+const judged = (run: string, id: string) => JSON.parse(readFileSync(path.join(JUDGED, `${run}.${id}.json`), 'utf8')) as CaseStory | null;
 
 async function fixedRefund(): Promise<{ repo: TempRepo; fix: string }> {
   const repo = TempRepo.create({ [MAIN]: MAIN_TEXT, 'cases.json': JSON.stringify(CASES) });
   repos.push(repo);
-  await tuneOk(repo, ['init', 'desk', '--prose', 'desk/**/*.md', '--runner', `node ${AGENT}`, '--dataset', 'cases.json', '--no-hooks']);
+  await tuneOk(repo, ['init', 'desk', '--prose', 'desk/**/*.md', '--runner', `node ${AGENT}`, '--dataset', 'cases.json', '--judge', `node ${JUDGE}`, '--no-hooks']);
   await tuneOk(repo, ['config', 'set', 'minBatch', '2', 'maxBatch', '2']);
   await tuneOk(repo, ['select']);
   await tuneOk(repo, ['batch']);
@@ -70,6 +86,13 @@ describe('git tune blame', { timeout: 120_000 }, () => {
     const unknown = await tuneAsync(repo, ['blame', 'refnd']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('tuning desk has no case refnd: did you mean refund?');
+
+    // The judge saw the story before the run it judged: nothing before run 1; run 1 wrong and the edit since, when judging run 2.
+    expect(judged(RUN1, 'refund')).toMatchObject({ case: 'refund', runs: [], editsSince: [] });
+    const seen = judged(RUN2, 'refund')!;
+    expect(seen.runs.map((r) => [r.run, r.outcome])).toEqual([[RUN1, 'wrong']]);
+    expect(seen.runs[0]!.answer).toEqual(json.runs[0]!.answer);
+    expect(seen.editsSince).toEqual([expect.objectContaining({ oid: fix, aimsHere: true, status: 'pending' })]);
 
     // In-process, the same story: hello never turned, and no edit is blamed.
     const hello = await readCaseStory(await openTuning(repo.dir), 'hello');
