@@ -16,8 +16,9 @@ export async function readCaseStory(tuning: Tuning, caseId: string): Promise<Cas
     const guess = closest(caseId, [...known]);
     const near = [...known].filter((id) => id.includes(caseId) || caseId.includes(id)).slice(0, 5);
     const names = [...new Set([...(guess ? [guess] : []), ...near])];
-    throw usageError('no-such-case', `tuning ${tuning.name} has no case ${caseId}${names.length ? `: did you mean ${names.join(', ')}?` : ''}`,
-      `git tune blame ${names[0] ?? '<case>'}`);
+    const some = [...known].sort().slice(0, 10);
+    const listed = names.length ? `: did you mean ${names.join(', ')}?` : some.length ? ` (its cases: ${some.join(', ')}${known.size > some.length ? ', …' : ''})` : '';
+    throw usageError('no-such-case', `tuning ${tuning.name} has no case ${caseId}${listed}`, `git tune blame ${names[0] ?? some[0] ?? '<case>'}`);
   }
   return buildCaseStory(tuning.state, caseId, await caseFacts(tuning, caseId));
 }

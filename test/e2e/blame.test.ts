@@ -86,6 +86,9 @@ describe('git tune blame', { timeout: 120_000 }, () => {
     const unknown = await tuneAsync(repo, ['blame', 'refnd']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('tuning desk has no case refnd: did you mean refund?');
+    const far = await tuneAsync(repo, ['blame', 'zzzzzzzzzzzz']);
+    expect(far.code).toBe(2);
+    expect(far.stderr).toContain('tuning desk has no case zzzzzzzzzzzz (its cases: hello, refund)');
 
     // The judge saw the story before the run it judged: nothing before run 1; run 1 wrong and the edit since, when judging run 2.
     expect(judged(RUN1, 'refund')).toMatchObject({ case: 'refund', runs: [], editsSince: [] });

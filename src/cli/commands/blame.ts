@@ -38,7 +38,7 @@ export function renderStory(story: CaseStory): string {
   if (story.runs.length === 0) lines.push('  no run has held it yet');
   for (const r of story.runs) {
     for (const e of r.editsBefore) lines.push(editLine(e, r.turned !== undefined));
-    const cost = [r.tokens !== undefined ? `${r.tokens} tokens` : null, r.llmCalls !== undefined ? `${r.llmCalls} llm calls` : null].filter(Boolean).join(', ');
+    const cost = [r.tokens !== undefined ? `${r.tokens} tokens` : null, r.llmCalls !== undefined ? `${r.llmCalls} llm call${r.llmCalls === 1 ? '' : 's'}` : null].filter(Boolean).join(', ');
     const turn = r.turned ? `   <- turned ${r.turned}${r.editsBefore.length ? ' after the edits above' : ''}` : '';
     lines.push(`${r.run}  ${r.outcome}${cost ? `  (${cost})` : ''}${turn}`);
     if (r.answer !== undefined) lines.push(`    answer: ${answerText(r.answer)}`);

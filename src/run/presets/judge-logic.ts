@@ -148,7 +148,7 @@ export function historySection(story: CaseStory): string {
   if (runs.length === 0) lines.push('No earlier run held this case.');
   for (const r of runs) {
     for (const e of r.editsBefore ?? []) lines.push(`  then ${editText(e)}`);
-    const cost = [r.tokens !== undefined ? `${r.tokens} tokens` : '', r.llmCalls !== undefined ? `${r.llmCalls} llm calls` : ''].filter(Boolean).join(', ');
+    const cost = [r.tokens !== undefined ? `${r.tokens} tokens` : '', r.llmCalls !== undefined ? `${r.llmCalls} llm call${r.llmCalls === 1 ? '' : 's'}` : ''].filter(Boolean).join(', ');
     lines.push(`- ${r.run}: ${r.outcome}${cost ? ` (${cost})` : ''}${r.turned ? ` (turned ${r.turned})` : ''}`);
   }
   if (since.length > 0) {
