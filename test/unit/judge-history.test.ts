@@ -66,6 +66,7 @@ describe('judge preset: TUNE_HISTORY', () => {
     expect(text).toContain(`  then edit ${fixes.slice(0, 7)} (aimed at this case): confirmed by ${nomem(1, 2)}`);
     expect(text).toContain(`- ${nomem(1, 2)}: right (420 tokens, 1 llm call) (turned right)`);
     expect(text).toContain(`Edits since, which the prose below holds:\n- edit ${breaks.slice(0, 7)}: pending`);
+    expect(model.requests[0]!.messages[0]!.content).toContain('say in the summary when it turned');
     // The run being judged is not its own history.
     expect(text).not.toContain(nomem(1, 3));
   });

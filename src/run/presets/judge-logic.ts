@@ -97,6 +97,9 @@ const SYSTEM = [
   '  must generalise beyond this case.',
   '- caseOnly: true when the case itself is at fault (its reference answer, rubric or checks contradict each other or the',
   '  input), so no prose change could make it right; then propose nothing.',
+  '- When the case\'s earlier runs in the tuning are given: say in the summary when it turned (e.g. "right before the edit',
+  '  after run 2, wrong since"), weigh its cost against those runs, and do not propose again what an edit that was',
+  '  reverted already tried.',
   '- summary: one line.',
   `Answer with the structured output \`${VERDICT}\` only.`,
 ].join('\n');
