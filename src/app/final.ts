@@ -25,6 +25,7 @@ import { casesById, finalCases, heldOutInput } from './held-out.js';
 import { BASELINE_HINT, sideBySide, type SideBySideRow } from '../core/held-out.js';
 import { requireOnBranch } from './guards.js';
 import { judgeRun } from './judge.js';
+import { judgeHistory } from './blame.js';
 import { refuseIf } from './refuse.js';
 import { readRunResults } from './results.js';
 import { preflightRun, recordRun, requireNoUnconfirmedEdits, runCasePool, runDue, startRun, type RunContext } from './run.js';
@@ -137,7 +138,7 @@ export async function runResultSet(
   for (const id of ids) if (stored.get(id)!.writes.length > 0) writes[id] = stored.get(id)!.writes;
   const raw = new Map(ids.map((id) => [id, stored.get(id)!.rawResult]));
   const judge = config.judge
-    ? await judgeRun(tuning.repo.dir, config.judge, ids.map((id) => dataset.get(id)!), results, raw, { env: ctx.env, concurrency: config.concurrency, run: FINAL_RUN, scope: config })
+    ? await judgeRun(tuning.repo.dir, config.judge, ids.map((id) => dataset.get(id)!), results, raw, { env: ctx.env, concurrency: config.concurrency, run: FINAL_RUN, scope: config, historyOf: await judgeHistory(tuning, FINAL_RUN) })
     : {};
   const manifest: ResultSetManifest = {
     format: RESULT_SET_FORMAT, tuning: tuning.name, branch: branchName(tuning.name), tip: tuning.tip, run: FINAL_RUN, mode,
@@ -343,7 +344,7 @@ async function judgeOfSet(tuning: Tuning, set: ResultSet, env: Env): Promise<Jud
   const raw = new Map<string, string | null>();
   for (const r of set.results) raw.set(r.id, await fs.readFile(path.join(set.logSource.get(r.id) ?? set.dir, 'logs', r.id, 'result.json'), 'utf8').catch(() => null));
   const judge = await judgeRun(tuning.repo.dir, config.judge, set.results.map((r) => dataset.get(r.id)!).filter(Boolean), set.results, raw,
-    { env, concurrency: config.concurrency, run: FINAL_RUN, scope: config });
+    { env, concurrency: config.concurrency, run: FINAL_RUN, scope: config, historyOf: await judgeHistory(tuning, FINAL_RUN) });
   await fs.writeFile(path.join(set.dir, SET_FILES.judge), `${JSON.stringify(judge, null, 2)}\n`);
   set.manifest.judged = true;
   await fs.writeFile(path.join(set.dir, SET_FILES.manifest), `${JSON.stringify(set.manifest, null, 2)}\n`);

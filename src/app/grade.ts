@@ -17,6 +17,7 @@ import { requireOnBranch } from './guards.js';
 import { casesById, heldOutInput } from './held-out.js';
 import { renderSideBySidePlain, sideBySide } from '../core/held-out.js';
 import { judgeRun } from './judge.js';
+import { judgeHistory } from './blame.js';
 import { orRefuse, refuseIf } from './refuse.js';
 import { readRunResults } from './results.js';
 import { planRevert } from './revert.js';
@@ -57,7 +58,7 @@ async function judgeFor(tuning: Tuning, run: RunState, results: CaseResult[], en
   const raw = new Map<string, string | null>();
   for (const r of results) raw.set(r.id, await readCaseLog(tuning.repo, tuning.name, run.name, r.id, 'result.json'));
   return judgeRun(tuning.repo.dir, config.judge, results.map((r) => cases.get(r.id)!).filter(Boolean), results, raw, {
-    env, concurrency: config.concurrency, run: run.name, scope: config,
+    env, concurrency: config.concurrency, run: run.name, scope: config, historyOf: await judgeHistory(tuning, run.name),
   });
 }
 

@@ -5,6 +5,7 @@ import type { Case } from '../contracts/dataset.js';
 import type { JudgeFile } from '../contracts/judge.js';
 import { classifyJudgeAttempt, nextJudgeTry, type JudgeAttempt } from '../core/judge-retry.js';
 import type { CaseResult } from '../contracts/result.js';
+import type { CaseStory } from '../core/case-story.js';
 import { redactJson, secretsOf } from '../core/redact.js';
 import { runPool } from '../run/pool.js';
 import { readCapped, runProcess } from '../run/process.js';
@@ -27,6 +28,8 @@ export interface JudgeRunOptions {
   run: string;
   /** The prose a judge preset may read. */
   scope: PresetScope;
+  /** The case's story before this run, written to TUNE_HISTORY (docs/contracts.md#judge); none: TUNE_HISTORY is not set. */
+  historyOf?: (caseId: string) => CaseStory;
   /** Waits between retries; tests pass one that does not wait. */
   sleep?: (ms: number) => Promise<void>;
 }
@@ -59,13 +62,15 @@ export async function judgeRun(
       await fs.writeFile(caseFile, JSON.stringify(item, null, 2));
       const result = byId.get(item.id)!;
       await fs.writeFile(resultFile, rawResults.get(item.id) ?? JSON.stringify({ answer: result.answer ?? null, usage: result.usage, error: result.error }));
+      const historyFile = path.join(dir, 'history.json');
+      if (opts.historyOf) await fs.writeFile(historyFile, JSON.stringify(opts.historyOf(item.id), null, 2));
       const attempts: JudgeAttempt[] = [];
       for (;;) {
         await fs.rm(outputFile, { force: true });
         const n = attempts.length + 1;
         const outcome = await runProcess({
           command: command.command, shell: command.shell, cwd: root,
-          env: { ...opts.env, ...judge.env, ...command.env, TUNE_ROOT: root, TUNE_CASE: caseFile, TUNE_RESULT: resultFile, TUNE_OUTPUT: outputFile, TUNE_RUN: opts.run, TUNE_CASE_ID: item.id },
+          env: { ...opts.env, ...judge.env, ...command.env, TUNE_ROOT: root, TUNE_CASE: caseFile, TUNE_RESULT: resultFile, TUNE_OUTPUT: outputFile, TUNE_RUN: opts.run, TUNE_CASE_ID: item.id, ...(opts.historyOf ? { TUNE_HISTORY: historyFile } : {}) },
           timeoutMs: judge.timeoutSec * 1000,
           stdoutFile: path.join(dir, `stdout.${n}`), stderrFile: path.join(dir, `stderr.${n}`),
         });

@@ -6,6 +6,7 @@ import { currentNestedIO, setNestedIO } from './command.js';
 import * as auto from './commands/auto.js';
 import * as baseline from './commands/baseline.js';
 import * as batch from './commands/batch.js';
+import * as blame from './commands/blame.js';
 import * as config from './commands/config.js';
 import * as dataset from './commands/dataset.js';
 import * as demo from './commands/demo.js';
@@ -59,7 +60,7 @@ ${exitCodesHelp()}`)
 
   for (const command of [
     init, next, status, config, dataset, select, batch, run, final, baseline, show, report, grade, edit, revert,
-    difficult, memory, auto, fleet, demo, log, review, pr, hooks, sync, importCommand,
+    difficult, memory, auto, fleet, demo, log, blame, review, pr, hooks, sync, importCommand,
   ]) command.register(program);
   return program;
 }

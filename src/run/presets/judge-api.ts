@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { redactText, secretsOf } from '../../core/redact.js';
 import { modelFailureLine, presetFromEnv, type Env, type ProgramIo } from './api-program.js';
-import { judgeCase, JudgeReplyError } from './judge-logic.js';
+import { judgeCase, JudgeReplyError, type JudgeCaseInput } from './judge-logic.js';
 import { makeModel } from './llm/client.js';
 import { ModelError } from './llm/types.js';
 import { JUDGE_EXIT_DOWN } from '../../contracts/judge.js';
@@ -52,7 +52,9 @@ export async function runJudgeApi(env: Env, io: ProgramIo): Promise<number> {
     const result = await readJson(env.TUNE_RESULT!, 'the result').catch((e: Error) => ({ answer: null, error: e.message }));
     const prose = await readProseFiles(root, parseProseScope(env.TUNE_PROSE_GLOBS));
     const transcript = env.TUNE_TRANSCRIPT ? await fs.readFile(env.TUNE_TRANSCRIPT, 'utf8').catch(() => null) : null;
-    input = { item, result: result as Record<string, unknown>, prose, transcript };
+    // A history that cannot be read leaves it out: the case is judged all the same.
+    const history = env.TUNE_HISTORY ? ((await readJson(env.TUNE_HISTORY, 'the history').catch(() => null)) as JudgeCaseInput['history']) : null;
+    input = { item, result: result as Record<string, unknown>, prose, transcript, history };
   } catch (e) {
     io.err(`judge preset: ${(e as Error).message}`);
     return 2;

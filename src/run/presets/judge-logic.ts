@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { judgeOutputSchema, proposalSchema, RUBRIC_MARKS, type JudgeOutput } from '../../contracts/judge.js';
+import type { CaseStory, StoryEdit } from '../../core/case-story.js';
 import type { CallUsage, ChatMessage, ChatRequest, Model } from './llm/types.js';
 import { normalizeProsePath, type ProseFile } from './prose-files.js';
 import { fenced, issuesText } from './prompt-text.js';
@@ -24,6 +25,8 @@ export interface JudgeCaseInput {
   prose: readonly ProseFile[];
   /** The runner's transcript of the case, when it wrote one. */
   transcript?: string | null;
+  /** The case's story before this run (TUNE_HISTORY), when git-tune gave one. */
+  history?: CaseStory | null;
 }
 
 /** A proposal the judge made for a file it may not name, kept out of the verdict and listed beside it. */
@@ -94,6 +97,9 @@ const SYSTEM = [
   '  must generalise beyond this case.',
   '- caseOnly: true when the case itself is at fault (its reference answer, rubric or checks contradict each other or the',
   '  input), so no prose change could make it right; then propose nothing.',
+  '- When the case\'s earlier runs in the tuning are given: say in the summary when it turned (e.g. "right before the edit',
+  '  after run 2, wrong since"), weigh its cost against those runs, and do not propose again what an edit that was',
+  '  reverted already tried.',
   '- summary: one line.',
   `Answer with the structured output \`${VERDICT}\` only.`,
 ].join('\n');
@@ -131,6 +137,31 @@ export function proseSection(prose: readonly ProseFile[], title: string, note: (
   return lines.join('\n').trimEnd();
 }
 
+const editText = (e: StoryEdit) => `edit ${e.oid.slice(0, 7)}${e.aimsHere ? ' (aimed at this case)' : ''}: ${e.fate}`;
+
+/**
+ * The case's earlier runs in the tuning, short: run, right or wrong, tokens,
+ * calls, and the edits between, so the judge can tell "right before the edit
+ * after run 2, wrong since" and weigh the cost against earlier tries.
+ */
+export function historySection(story: CaseStory): string {
+  const runs = Array.isArray(story.runs) ? story.runs : [];
+  const since = Array.isArray(story.editsSince) ? story.editsSince : [];
+  const lines = ['## This case earlier in the tuning', ''];
+  if (runs.length === 0) lines.push('No earlier run held this case.');
+  for (const r of runs) {
+    for (const e of r.editsBefore ?? []) lines.push(`  then ${editText(e)}`);
+    const cost = [r.tokens !== undefined ? `${r.tokens} tokens` : '', r.llmCalls !== undefined ? `${r.llmCalls} llm call${r.llmCalls === 1 ? '' : 's'}` : ''].filter(Boolean).join(', ');
+    lines.push(`- ${r.run}: ${r.outcome}${cost ? ` (${cost})` : ''}${r.turned ? ` (turned ${r.turned})` : ''}`);
+  }
+  if (since.length > 0) {
+    lines.push('', 'Edits since, which the prose below holds:');
+    for (const e of since) lines.push(`- ${editText(e)}`);
+  }
+  for (const d of Array.isArray(story.difficult) ? story.difficult : []) lines.push(`On the difficult list since batch ${d.batch} (${d.reason})${d.fixed ? ', fixed since' : ''}.`);
+  return lines.join('\n');
+}
+
 /** The request for one case's verdict. */
 export function judgeRequest(input: JudgeCaseInput): ChatRequest {
   const parts = [caseSection(input.item), resultSection(input.result)];
@@ -138,6 +169,7 @@ export function judgeRequest(input: JudgeCaseInput): ChatRequest {
     const t = input.transcript.length > MAX_TRANSCRIPT_CHARS ? `${input.transcript.slice(0, MAX_TRANSCRIPT_CHARS)}\n… (cut)` : input.transcript;
     parts.push(`## What the agent did (its transcript)\n\n${fenced(t, 'text')}`);
   }
+  if (input.history) parts.push(historySection(input.history));
   parts.push(proseSection(input.prose, '## The prose files (the only files a proposal may name)', (f) => (f.memoryPolicy ? ' (memory policy)' : '')));
   return {
     messages: [{ role: 'system', content: SYSTEM }, { role: 'user', content: parts.join('\n\n') }],
