@@ -1,0 +1,75 @@
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT, tuneAsync, tuneOk } from '../helpers/cli.js';
+import { TempRepo } from '../helpers/repo.js';
+import { yamlCases } from '../helpers/tuning.js';
+
+/**
+ * Issue 20: what the runner wrote to TUNE_TRANSCRIPT is kept in the logs ref
+ * (capped at 1 MiB with a marker line saying where and how much was cut,
+ * secrets redacted) and `git tune show <run> <case> --transcript` prints only it.
+ */
+const RUNNER = path.join(ROOT, 'test/fixtures/transcript-runner.mjs');
+const KEY = 'sk-transcript-SECRET42';
+const CASES = [
+  { id: 'small', class: 'c', input: 'small', checks: [{ type: 'contains', value: 'politely' }] },
+  { id: 'big', class: 'c', input: 'big', checks: [{ type: 'contains', value: 'politely' }] },
+  { id: 'silent', class: 'c', input: 'silent', checks: [{ type: 'contains', value: 'politely' }] },
+];
+const RUN = 'batch01-nomem-run1';
+
+let repo: TempRepo;
+beforeAll(async () => {
+  repo = TempRepo.create();
+  repo.write({ 'cases.yaml': yamlCases(CASES) });
+  await tuneOk(repo, ['init', 'desk', '--prose', 'agents/**/*.md', '--runner', `node ${RUNNER}`, '--dataset', 'cases.yaml']);
+  for (const [k, v] of [['minBatch', '3'], ['maxBatch', '10']]) await tuneOk(repo, ['config', 'set', k!, v!]);
+  await tuneOk(repo, ['select']);
+  await tuneOk(repo, ['batch']);
+  await tuneOk(repo, ['run'], { OPENAI_API_KEY: KEY });
+}, 120_000);
+afterAll(() => repo?.cleanup());
+
+describe('git tune show <run> <case> --transcript', () => {
+  it('prints only the transcript, with the key redacted', async () => {
+    const shown = await tuneOk(repo, ['show', RUN, 'small', '--transcript']);
+    const lines = shown.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(lines.map((l) => l.type)).toEqual(['request', 'reply']);
+    expect(shown.stdout).not.toContain(KEY);
+    expect(lines[1].text).toBe('politely, with key [redacted:OPENAI_API_KEY]');
+    expect(shown.stdout).not.toContain('--- stdout');
+    const json = JSON.parse((await tuneOk(repo, ['show', RUN, 'small', '--transcript', '--json'])).stdout);
+    expect(json).toEqual({ run: RUN, case: 'small', transcript: repo.git('show', `refs/tune-logs/desk:${RUN}/small/transcript.jsonl`) });
+  });
+
+  it('cuts a transcript over 1 MiB at a whole line, with a marker saying where and how much', async () => {
+    const kept = repo.git('cat-file', '-p', `refs/tune-logs/desk:${RUN}/big/transcript.jsonl`);
+    const lines = kept.trimEnd().split('\n');
+    const marker = lines.pop()!;
+    const m = /^\[git-tune: cut here after (\d+) bytes; (\d+) more bytes not kept\]$/.exec(marker);
+    expect(m, marker).not.toBeNull();
+    const keptBytes = Number(m![1]);
+    expect(keptBytes).toBeLessThanOrEqual(1024 * 1024);
+    expect(keptBytes).toBe(Buffer.byteLength(lines.join('\n')) + 1);
+    // Every kept line is whole JSON; kept plus cut is the size the runner wrote.
+    for (const l of lines) expect(() => JSON.parse(l)).not.toThrow();
+    expect(keptBytes + Number(m![2])).toBeGreaterThanOrEqual(1.5 * 1024 * 1024);
+    const shown = await tuneOk(repo, ['show', RUN, 'big', '--transcript']);
+    expect(shown.stdout.trimEnd().split('\n').pop()).toBe(marker);
+  });
+
+  it('says so when the runner wrote none', async () => {
+    const shown = await tuneAsync(repo, ['show', RUN, 'silent', '--transcript']);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toBe('');
+    expect(shown.stderr).toContain('the runner wrote no transcript');
+    expect(JSON.parse((await tuneOk(repo, ['show', RUN, 'silent', '--transcript', '--json'])).stdout).transcript).toBeNull();
+    expect(repo.git('ls-tree', '-r', '--name-only', 'refs/tune-logs/desk')).not.toContain('silent/transcript.jsonl');
+  });
+
+  it('needs a case', async () => {
+    const shown = await tuneAsync(repo, ['show', RUN, '--transcript']);
+    expect(shown.code).toBe(2);
+    expect(shown.stderr).toContain('--transcript shows one case');
+  });
+});
