@@ -4,6 +4,7 @@ import type { CommandSpec } from '../contracts/config.js';
 import type { Case } from '../contracts/dataset.js';
 import { costOf, runnerResultSchema, tokensOf, type CaseResult, type CheckOutcome, type MemoryWrite, type RunnerResult } from '../contracts/result.js';
 import { runCheck } from '../core/checks.js';
+import { matcher } from '../core/glob.js';
 import { redactJson, redactText, secretsOf, type Secret } from '../core/redact.js';
 import { diffMemory, snapshotMemory, summarizeWrites, writeMemory, type MemoryFile } from './memory.js';
 import { cutMarker, MAX_LOG_BYTES, readCapped, readHead, runProcess } from './process.js';
@@ -89,6 +90,33 @@ export async function keepCapped(from: string, to: string, secrets: readonly Sec
   return true;
 }
 
+/** Most files kept from one case's workspace (a glob such as `**` must not take in a whole dependency tree). */
+export const MAX_KEPT_FILES = 100;
+
+/** Where the workspace files kept of a case wait for the logs ref. */
+export const keptWorkspaceDir = (logDir: string, id: string) => path.join(logDir, `${safeName(id)}.workspace`);
+
+/** Files under `dir`, relative, `/`-separated, sorted; symlinks are not followed. */
+export async function listFiles(dir: string, prefix = ''): Promise<string[]> {
+  const entries = await fs.readdir(path.join(dir, prefix), { withFileTypes: true }).catch(() => []);
+  const out: string[] = [];
+  for (const e of entries) {
+    const rel = prefix ? `${prefix}/${e.name}` : e.name;
+    if (e.isDirectory()) out.push(...(await listFiles(dir, rel)));
+    else if (e.isFile()) out.push(rel);
+  }
+  return out.sort();
+}
+
+/** The workspace files `runner.keep` names, copied for the logs ref as transcripts are (capped, redacted). */
+async function keepWorkspace(workspace: string, to: string, globs: readonly string[], secrets: readonly Secret[]): Promise<void> {
+  await fs.rm(to, { recursive: true, force: true });
+  if (globs.length === 0) return;
+  const kept = matcher(globs);
+  const files = (await listFiles(workspace)).filter(kept).slice(0, MAX_KEPT_FILES);
+  for (const file of files) await keepCapped(path.join(workspace, file), path.join(to, file), secrets);
+}
+
 export async function runCase(ctx: CaseContext, item: Case): Promise<CaseOutcome> {
   const dir = path.join(ctx.scratch, safeName(item.id));
   await fs.rm(dir, { recursive: true, force: true });
@@ -137,6 +165,7 @@ export async function runCase(ctx: CaseContext, item: Case): Promise<CaseOutcome
   }
   // What the runner says it did (messages, tool calls), if it wrote it: kept in the logs ref, redacted, capped.
   await keepCapped(transcriptFile, path.join(ctx.logDir, `${safeName(item.id)}.transcript.jsonl`), secrets);
+  await keepWorkspace(workspace, keptWorkspaceDir(ctx.logDir, item.id), ctx.runner.keep ?? [], secrets);
 
   const after = await snapshotMemory(memoryDir);
   const writes = await diffMemory(memoryDir, before, after);

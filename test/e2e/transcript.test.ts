@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, tuneAsync, tuneOk } from '../helpers/cli.js';
@@ -8,6 +9,7 @@ import { yamlCases } from '../helpers/tuning.js';
  * Issue 20: what the runner wrote to TUNE_TRANSCRIPT is kept in the logs ref
  * (capped at 1 MiB with a marker line saying where and how much was cut,
  * secrets redacted) and `git tune show <run> <case> --transcript` prints only it.
+ * The files `runner.keep` names in TUNE_WORKSPACE are kept the same way.
  */
 const RUNNER = path.join(ROOT, 'test/fixtures/transcript-runner.mjs');
 const KEY = 'sk-transcript-SECRET42';
@@ -23,7 +25,7 @@ beforeAll(async () => {
   repo = TempRepo.create();
   repo.write({ 'cases.yaml': yamlCases(CASES) });
   await tuneOk(repo, ['init', 'desk', '--prose', 'agents/**/*.md', '--runner', `node ${RUNNER}`, '--dataset', 'cases.yaml']);
-  for (const [k, v] of [['minBatch', '3'], ['maxBatch', '10']]) await tuneOk(repo, ['config', 'set', k!, v!]);
+  for (const [k, v] of [['minBatch', '3'], ['maxBatch', '10'], ['runner.keep', '["*.md", "notes/*.md"]']]) await tuneOk(repo, ['config', 'set', k!, v!]);
   await tuneOk(repo, ['select']);
   await tuneOk(repo, ['batch']);
   await tuneOk(repo, ['run'], { OPENAI_API_KEY: KEY });
@@ -71,5 +73,34 @@ describe('git tune show <run> <case> --transcript', () => {
     const shown = await tuneAsync(repo, ['show', RUN, '--transcript']);
     expect(shown.code).toBe(2);
     expect(shown.stderr).toContain('--transcript shows one case');
+  });
+});
+
+describe('runner.keep: workspace files kept in the logs ref', () => {
+  it('keeps the files the globs name, under workspace/, redacted, and --log prints them', async () => {
+    const files = repo.git('ls-tree', '-r', '--name-only', 'refs/tune-logs/desk').trim().split('\n');
+    expect(files.filter((f) => f.startsWith(`${RUN}/small/workspace/`))).toEqual([
+      `${RUN}/small/workspace/notes/plan.md`, `${RUN}/small/workspace/transcript.md`,
+    ]);
+    expect(files.some((f) => f.endsWith('scratch.bin'))).toBe(false);
+    const md = repo.git('show', `refs/tune-logs/desk:${RUN}/small/workspace/transcript.md`);
+    expect(md).toBe('# small\n\nasked the model with [redacted:OPENAI_API_KEY]\n');
+    expect(repo.git('ls-tree', '-r', '--name-only', 'tune/desk')).not.toContain('workspace/');
+
+    const log = await tuneOk(repo, ['show', RUN, 'small', '--log']);
+    expect(log.stdout).toContain(`--- workspace/notes/plan.md\nplan for small\n`);
+    expect(log.stdout).toContain(`--- workspace/transcript.md\n${md}`);
+    const json = JSON.parse((await tuneOk(repo, ['show', RUN, 'small', '--log', '--json'])).stdout);
+    expect(json.workspace).toEqual([{ path: 'notes/plan.md', text: 'plan for small\n' }, { path: 'transcript.md', text: md }]);
+  });
+
+  it('caps a kept file at 1 MiB with the same marker', () => {
+    const huge = execFileSync('git', ['cat-file', '-p', `refs/tune-logs/desk:${RUN}/big/workspace/huge.md`], { cwd: repo.dir, maxBuffer: 1 << 26 }).toString();
+    expect(huge.endsWith(`\n[git-tune: cut here after ${1024 * 1024} bytes; ${1024 * 1024} more bytes not kept]\n`)).toBe(true);
+    expect(huge.length).toBeLessThan(1024 * 1024 + 100);
+  });
+
+  it('the logs ref is sound to native git', () => {
+    expect(repo.git('fsck', '--no-dangling').trim()).toBe('');
   });
 });

@@ -25,8 +25,8 @@ export interface ShowOptions {
 }
 
 async function run(io: CommandIO, runName: string, caseId: string | undefined, opts: ShowOptions): Promise<void> {
-  const [{ readRunResults, requireRun }, { openTuning }, { caseRows, renderCaseTable, rightText }, { readCaseLog }, { RunStore }] = await Promise.all([
-    import('../../app/results.js'), import('../../app/tuning.js'), import('../../core/report.js'), import('../../run/logs.js'), import('../../run/store.js'),
+  const [{ readRunResults, requireRun }, { openTuning }, { caseRows, renderCaseTable, rightText }, { readCaseLog, readKeptFiles, readKeptFilesIn }, { RunStore }, { keptWorkspaceDir }] = await Promise.all([
+    import('../../app/results.js'), import('../../app/tuning.js'), import('../../core/report.js'), import('../../run/logs.js'), import('../../run/store.js'), import('../../run/case.js'),
   ]);
   const tuning = await openTuning(io.cwd, opts.tuning);
   const state = requireRun(tuning, runName);
@@ -60,8 +60,12 @@ async function run(io: CommandIO, runName: string, caseId: string | undefined, o
     }
     const [stdout, stderr] = [await read('stdout'), await read('stderr')];
     const raw = data.finished ? await readCaseLog(tuning.repo, tuning.name, runName, caseId, 'result.json') : null;
-    if (opts.json) printJson(io, { run: runName, case: caseId, stdout, stderr, result: raw, transcript });
-    else io.out(`--- stdout\n${stdout ?? '(none kept)'}\n--- stderr\n${stderr ?? '(none kept)'}${raw ? `\n--- result.json\n${raw}` : ''}${transcript ? `\n--- transcript.jsonl\n${transcript}` : ''}`);
+    const kept = data.finished ? await readKeptFiles(tuning.repo, tuning.name, runName, caseId) : await readKeptFilesIn(keptWorkspaceDir(store.logDir, caseId));
+    if (opts.json) printJson(io, { run: runName, case: caseId, stdout, stderr, result: raw, transcript, workspace: kept });
+    else {
+      io.out(`--- stdout\n${stdout ?? '(none kept)'}\n--- stderr\n${stderr ?? '(none kept)'}${raw ? `\n--- result.json\n${raw}` : ''}${transcript ? `\n--- transcript.jsonl\n${transcript}` : ''}`);
+      for (const f of kept) io.out(`--- workspace/${f.path}\n${f.text}`);
+    }
     return;
   }
   if (!result) {
