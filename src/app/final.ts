@@ -137,7 +137,10 @@ export async function runResultSet(
   for (const id of ids) if (stored.get(id)!.writes.length > 0) writes[id] = stored.get(id)!.writes;
   const raw = new Map(ids.map((id) => [id, stored.get(id)!.rawResult]));
   const judge = config.judge
-    ? await judgeRun(tuning.repo.dir, config.judge, ids.map((id) => dataset.get(id)!), results, raw, { env: ctx.env, concurrency: config.concurrency, run: FINAL_RUN, scope: config })
+    ? await judgeRun(tuning.repo.dir, config.judge, ids.map((id) => dataset.get(id)!), results, raw, {
+      env: ctx.env, concurrency: config.concurrency, run: FINAL_RUN, scope: config,
+      transcripts: new Map(await Promise.all(ids.map(async (id) => [id, await store.readLog(id, 'transcript.jsonl')] as const))),
+    })
     : {};
   const manifest: ResultSetManifest = {
     format: RESULT_SET_FORMAT, tuning: tuning.name, branch: branchName(tuning.name), tip: tuning.tip, run: FINAL_RUN, mode,

@@ -27,6 +27,8 @@ export interface JudgeRunOptions {
   run: string;
   /** The prose a judge preset may read. */
   scope: PresetScope;
+  /** Each case's transcript as the logs ref keeps it (TUNE_TRANSCRIPT for the judge), when the runner wrote one. */
+  transcripts?: ReadonlyMap<string, string | null>;
   /** Waits between retries; tests pass one that does not wait. */
   sleep?: (ms: number) => Promise<void>;
 }
@@ -59,13 +61,16 @@ export async function judgeRun(
       await fs.writeFile(caseFile, JSON.stringify(item, null, 2));
       const result = byId.get(item.id)!;
       await fs.writeFile(resultFile, rawResults.get(item.id) ?? JSON.stringify({ answer: result.answer ?? null, usage: result.usage, error: result.error }));
+      const transcript = opts.transcripts?.get(item.id);
+      const transcriptFile = path.join(dir, 'transcript.jsonl');
+      if (transcript) await fs.writeFile(transcriptFile, transcript);
       const attempts: JudgeAttempt[] = [];
       for (;;) {
         await fs.rm(outputFile, { force: true });
         const n = attempts.length + 1;
         const outcome = await runProcess({
           command: command.command, shell: command.shell, cwd: root,
-          env: { ...opts.env, ...judge.env, ...command.env, TUNE_ROOT: root, TUNE_CASE: caseFile, TUNE_RESULT: resultFile, TUNE_OUTPUT: outputFile, TUNE_RUN: opts.run, TUNE_CASE_ID: item.id },
+          env: { ...opts.env, ...judge.env, ...command.env, TUNE_ROOT: root, TUNE_CASE: caseFile, TUNE_RESULT: resultFile, TUNE_OUTPUT: outputFile, TUNE_RUN: opts.run, TUNE_CASE_ID: item.id, ...(transcript ? { TUNE_TRANSCRIPT: transcriptFile } : {}) },
           timeoutMs: judge.timeoutSec * 1000,
           stdoutFile: path.join(dir, `stdout.${n}`), stderrFile: path.join(dir, `stderr.${n}`),
         });

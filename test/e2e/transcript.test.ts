@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, tuneAsync, tuneOk } from '../helpers/cli.js';
@@ -12,6 +13,7 @@ import { yamlCases } from '../helpers/tuning.js';
  * The files `runner.keep` names in TUNE_WORKSPACE are kept the same way.
  */
 const RUNNER = path.join(ROOT, 'test/fixtures/transcript-runner.mjs');
+const JUDGE = path.join(ROOT, 'test/fixtures/transcript-judge.mjs');
 const KEY = 'sk-transcript-SECRET42';
 const CASES = [
   { id: 'small', class: 'c', input: 'small', checks: [{ type: 'contains', value: 'politely' }] },
@@ -102,5 +104,22 @@ describe('runner.keep: workspace files kept in the logs ref', () => {
 
   it('the logs ref is sound to native git', () => {
     expect(repo.git('fsck', '--no-dangling').trim()).toBe('');
+  });
+});
+
+describe('the judge gets TUNE_TRANSCRIPT', () => {
+  it('is given the case\'s kept transcript when the runner wrote one, and no variable when it did not', async () => {
+    const copy = TempRepo.copyOf(repo);
+    try {
+      await tuneOk(copy, ['config', 'set', 'judge', JSON.stringify({ command: ['node', JUDGE] })]);
+      await tuneOk(copy, ['grade', '--draft']);
+      const judged = JSON.parse(readFileSync(copy.path('.tune/desk/runs', RUN, 'judge.json'), 'utf8'));
+      const first = repo.git('show', `refs/tune-logs/desk:${RUN}/small/transcript.jsonl`).split('\n')[0]!.slice(0, 40);
+      expect(judged.small.summary).toBe(`saw a transcript: ${first}`);
+      expect(judged.big.summary).toMatch(/^saw a transcript: \{"type":"request","call":0/);
+      expect(judged.silent.summary).toBe('no transcript');
+    } finally {
+      copy.cleanup();
+    }
   });
 });
