@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { BRANCH, CLI, ENV, NAME, ROOT, TMP, buildHistory, buildRunRepo, git, packMb, stepsOf, tune } from './lib/fixtures.mjs';
 import { importScenario } from './import.mjs';
+import { logsSizeScenario } from './logs-size.mjs';
 import { cpuMeasured, fmtCpu, fmtMs, fmtRatio, measure, median, ratio, ratioToSum, stats } from './lib/timing.mjs';
 
 const args = process.argv.slice(2);
@@ -283,6 +284,15 @@ log('import of a ~1,500-step folder …');
   const { section, targets: found, raw } = importScenario({ rounds: ROUNDS, few: FEW, log });
   targets.push(...found);
   results.scenarios.import = raw;
+  sections.push(section);
+}
+
+// ---------------------------------------------------------------- the logs ref's size
+log('the logs ref of a 24-case, 20-run tuning with transcripts …');
+{
+  const { section, targets: found, raw } = await logsSizeScenario({ log });
+  targets.push(...found);
+  results.scenarios.logsSize = raw;
   sections.push(section);
 }
 

@@ -18,6 +18,7 @@ import { EXIT, historyError, TuneError, usageError } from '../errors.js';
 import type { Env } from '../git/identity.js';
 import { withToolLock } from '../git/lock-owner.js';
 import type { CaseLogs } from '../run/logs.js';
+import { keptWorkspaceDir } from '../run/case.js';
 import { RunStore } from '../run/store.js';
 import { nextFor } from './decide.js';
 import { findingsPath, judgePath, recordGrade, rightInBatch } from './grade.js';
@@ -138,7 +139,11 @@ export async function runResultSet(
   for (const id of ids) if (stored.get(id)!.writes.length > 0) writes[id] = stored.get(id)!.writes;
   const raw = new Map(ids.map((id) => [id, stored.get(id)!.rawResult]));
   const judge = config.judge
-    ? await judgeRun(tuning.repo.dir, config.judge, ids.map((id) => dataset.get(id)!), results, raw, { env: ctx.env, concurrency: config.concurrency, run: FINAL_RUN, scope: config, historyOf: await judgeHistory(tuning, FINAL_RUN) })
+    ? await judgeRun(tuning.repo.dir, config.judge, ids.map((id) => dataset.get(id)!), results, raw, {
+      env: ctx.env, concurrency: config.concurrency, run: FINAL_RUN, scope: config,
+      historyOf: await judgeHistory(tuning, FINAL_RUN),
+      transcripts: new Map(await Promise.all(ids.map(async (id) => [id, await store.readLog(id, 'transcript.jsonl')] as const))),
+    })
     : {};
   const manifest: ResultSetManifest = {
     format: RESULT_SET_FORMAT, tuning: tuning.name, branch: branchName(tuning.name), tip: tuning.tip, run: FINAL_RUN, mode,
@@ -149,13 +154,15 @@ export async function runResultSet(
   };
   const logs = new Map(ids.map((id) => [id, {
     stdout: path.join(store.logDir, `${id}.stdout`), stderr: path.join(store.logDir, `${id}.stderr`), result: stored.get(id)!.rawResult,
+    transcript: path.join(store.logDir, `${id}.transcript.jsonl`), workspace: keptWorkspaceDir(store.logDir, id),
   }]));
   await writeResultSet(opts.out, { manifest, results, writes, judge }, logs);
   await store.remove();
   return readResultSet(opts.out);
 }
 
-interface SetLogs { stdout: string; stderr: string; result: string | null }
+/** A case's logs for a result set's `logs/<case>/`, laid out as the logs ref keeps them (transcript and workspace files when there are any). */
+interface SetLogs { stdout: string; stderr: string; result: string | null; transcript: string; workspace: string }
 
 /** Writes a result set beside its place and swaps it in: a reader never sees half of one. */
 async function writeResultSet(
@@ -177,6 +184,8 @@ async function writeResultSet(
     await fs.copyFile(l.stdout, path.join(to, 'stdout')).catch(() => fs.writeFile(path.join(to, 'stdout'), ''));
     await fs.copyFile(l.stderr, path.join(to, 'stderr')).catch(() => fs.writeFile(path.join(to, 'stderr'), ''));
     if (l.result !== null) await fs.writeFile(path.join(to, 'result.json'), l.result);
+    await fs.copyFile(l.transcript, path.join(to, 'transcript.jsonl')).catch(() => undefined);
+    await fs.cp(l.workspace, path.join(to, 'workspace'), { recursive: true }).catch(() => undefined);
   }
   await fs.rm(dir, { recursive: true, force: true });
   await fs.rename(tmp, dir);
@@ -281,7 +290,7 @@ export async function collectResultSets(tuning: Tuning, dirs: readonly string[],
     const dir = out(group.target, groups.length > 1);
     const logs = new Map(selection.map((id) => {
       const src = path.join(logSource.get(id)!, 'logs', id);
-      return [id, { stdout: path.join(src, 'stdout'), stderr: path.join(src, 'stderr'), result: null as string | null }];
+      return [id, { stdout: path.join(src, 'stdout'), stderr: path.join(src, 'stderr'), result: null as string | null, transcript: path.join(src, 'transcript.jsonl'), workspace: path.join(src, 'workspace') }];
     }));
     for (const [id, l] of logs) l.result = await fs.readFile(path.join(logSource.get(id)!, 'logs', id, 'result.json'), 'utf8').catch(() => null);
     await writeResultSet(dir, { manifest, results, writes: sortedWrites, judge: sortedJudge }, logs);
@@ -342,9 +351,14 @@ async function judgeOfSet(tuning: Tuning, set: ResultSet, env: Env): Promise<Jud
   if (!config.judge || set.manifest.judged) return set.judge;
   const dataset = await casesById(tuning);
   const raw = new Map<string, string | null>();
-  for (const r of set.results) raw.set(r.id, await fs.readFile(path.join(set.logSource.get(r.id) ?? set.dir, 'logs', r.id, 'result.json'), 'utf8').catch(() => null));
+  const transcripts = new Map<string, string | null>();
+  for (const r of set.results) {
+    const src = path.join(set.logSource.get(r.id) ?? set.dir, 'logs', r.id);
+    raw.set(r.id, await fs.readFile(path.join(src, 'result.json'), 'utf8').catch(() => null));
+    transcripts.set(r.id, await fs.readFile(path.join(src, 'transcript.jsonl'), 'utf8').catch(() => null));
+  }
   const judge = await judgeRun(tuning.repo.dir, config.judge, set.results.map((r) => dataset.get(r.id)!).filter(Boolean), set.results, raw,
-    { env, concurrency: config.concurrency, run: FINAL_RUN, scope: config, historyOf: await judgeHistory(tuning, FINAL_RUN) });
+    { env, concurrency: config.concurrency, run: FINAL_RUN, scope: config, historyOf: await judgeHistory(tuning, FINAL_RUN), transcripts });
   await fs.writeFile(path.join(set.dir, SET_FILES.judge), `${JSON.stringify(judge, null, 2)}\n`);
   set.manifest.judged = true;
   await fs.writeFile(path.join(set.dir, SET_FILES.manifest), `${JSON.stringify(set.manifest, null, 2)}\n`);
@@ -459,7 +473,10 @@ async function recordResultSetLocked(tuning: Tuning, set: ResultSet, ctx: RunCon
   const logs: CaseLogs[] = [];
   for (const id of ids) {
     const src = path.join(set.logSource.get(id) ?? set.dir, 'logs', id);
-    logs.push({ id, stdoutFile: path.join(src, 'stdout'), stderrFile: path.join(src, 'stderr'), rawResult: await fs.readFile(path.join(src, 'result.json'), 'utf8').catch(() => null) });
+    logs.push({
+      id, stdoutFile: path.join(src, 'stdout'), stderrFile: path.join(src, 'stderr'), rawResult: await fs.readFile(path.join(src, 'result.json'), 'utf8').catch(() => null),
+      transcriptFile: path.join(src, 'transcript.jsonl'), workspaceDir: path.join(src, 'workspace'),
+    });
   }
   const { commit } = await recordRun(started, {
     name: FINAL_RUN, ids, results: set.results, writes: set.writes, logs, concurrency, target: set.manifest.target,

@@ -56,9 +56,13 @@ async function judgeFor(tuning: Tuning, run: RunState, results: CaseResult[], en
   if (dryRun) throw new DryRun([], `run the judge (${config.judge.command?.join(' ') ?? `preset ${config.judge.preset}`}) on ${run.name}'s ${results.length} cases, then record the grade`);
   const cases = await casesById(tuning);
   const raw = new Map<string, string | null>();
-  for (const r of results) raw.set(r.id, await readCaseLog(tuning.repo, tuning.name, run.name, r.id, 'result.json'));
+  const transcripts = new Map<string, string | null>();
+  for (const r of results) {
+    raw.set(r.id, await readCaseLog(tuning.repo, tuning.name, run.name, r.id, 'result.json'));
+    transcripts.set(r.id, await readCaseLog(tuning.repo, tuning.name, run.name, r.id, 'transcript.jsonl'));
+  }
   return judgeRun(tuning.repo.dir, config.judge, results.map((r) => cases.get(r.id)!).filter(Boolean), results, raw, {
-    env, concurrency: config.concurrency, run: run.name, scope: config, historyOf: await judgeHistory(tuning, run.name),
+    env, concurrency: config.concurrency, run: run.name, scope: config, historyOf: await judgeHistory(tuning, run.name), transcripts,
   });
 }
 

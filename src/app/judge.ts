@@ -30,6 +30,8 @@ export interface JudgeRunOptions {
   scope: PresetScope;
   /** The case's story before this run, written to TUNE_HISTORY (docs/contracts.md#judge); none: TUNE_HISTORY is not set. */
   historyOf?: (caseId: string) => CaseStory;
+  /** Each case's transcript as the logs ref keeps it (TUNE_TRANSCRIPT for the judge), when the runner wrote one. */
+  transcripts?: ReadonlyMap<string, string | null>;
   /** Waits between retries; tests pass one that does not wait. */
   sleep?: (ms: number) => Promise<void>;
 }
@@ -64,13 +66,16 @@ export async function judgeRun(
       await fs.writeFile(resultFile, rawResults.get(item.id) ?? JSON.stringify({ answer: result.answer ?? null, usage: result.usage, error: result.error }));
       const historyFile = path.join(dir, 'history.json');
       if (opts.historyOf) await fs.writeFile(historyFile, JSON.stringify(opts.historyOf(item.id), null, 2));
+      const transcript = opts.transcripts?.get(item.id);
+      const transcriptFile = path.join(dir, 'transcript.jsonl');
+      if (transcript) await fs.writeFile(transcriptFile, transcript);
       const attempts: JudgeAttempt[] = [];
       for (;;) {
         await fs.rm(outputFile, { force: true });
         const n = attempts.length + 1;
         const outcome = await runProcess({
           command: command.command, shell: command.shell, cwd: root,
-          env: { ...opts.env, ...judge.env, ...command.env, TUNE_ROOT: root, TUNE_CASE: caseFile, TUNE_RESULT: resultFile, TUNE_OUTPUT: outputFile, TUNE_RUN: opts.run, TUNE_CASE_ID: item.id, ...(opts.historyOf ? { TUNE_HISTORY: historyFile } : {}) },
+          env: { ...opts.env, ...judge.env, ...command.env, TUNE_ROOT: root, TUNE_CASE: caseFile, TUNE_RESULT: resultFile, TUNE_OUTPUT: outputFile, TUNE_RUN: opts.run, TUNE_CASE_ID: item.id, ...(opts.historyOf ? { TUNE_HISTORY: historyFile } : {}), ...(transcript ? { TUNE_TRANSCRIPT: transcriptFile } : {}) },
           timeoutMs: judge.timeoutSec * 1000,
           stdoutFile: path.join(dir, `stdout.${n}`), stderrFile: path.join(dir, `stderr.${n}`),
         });

@@ -14,6 +14,7 @@ import type { Env } from '../git/identity.js';
 import { withToolLock } from '../git/lock-owner.js';
 import { runCase } from '../run/case.js';
 import { writeRunLogs, type CaseLogs } from '../run/logs.js';
+import { keptWorkspaceDir } from '../run/case.js';
 import type { MemoryFile } from '../run/memory.js';
 import { runPool } from '../run/pool.js';
 import { resolveCommand } from '../run/presets/index.js';
@@ -349,7 +350,7 @@ async function runDueLocked(opened: Tuning, opts: RunOptions, ctx: RunContext): 
     name, ids, results, writes, concurrency, target: preflight.target?.name ?? null, startedAt, touched,
     logs: ids.map((id) => ({
       id, stdoutFile: path.join(store.logDir, `${id}.stdout`), stderrFile: path.join(store.logDir, `${id}.stderr`),
-      transcriptFile: path.join(store.logDir, `${id}.transcript.jsonl`),
+      transcriptFile: path.join(store.logDir, `${id}.transcript.jsonl`), workspaceDir: keptWorkspaceDir(store.logDir, id),
       rawResult: stored.get(id)!.rawResult,
     })),
   }, ctx);

@@ -9,6 +9,12 @@ import { isApiPreset, PRESET_NAMES, presetOptionsSchema, presetProblem, type Rol
 const positiveInt = (what: string) =>
   z.number({ error: `must be a whole number (${what})` }).int('must be a whole number').positive('must be at least 1');
 
+/** Globs over TUNE_WORKSPACE naming the files a runner leaves there that the logs ref keeps. */
+const keepSchema = z
+  .array(z.string().min(1, 'must be a glob, e.g. "*.md"'), { error: 'must be a list of globs, e.g. ["*.md"]' })
+  .optional()
+  .describe('files the runner leaves in TUNE_WORKSPACE to keep in the logs ref, as globs relative to it, e.g. ["*.md"] (each capped at 1 MiB, secrets redacted; git tune show <run> <case> --log)');
+
 /**
  * A runner, judge or editor: a program of the user's (`command`) or a ready
  * one of ours (`preset` + `options`, docs/presets.md). A preset is valid only
@@ -16,57 +22,67 @@ const positiveInt = (what: string) =>
  * here, so a typo fails when config.yaml is read, not on the first case.
  */
 export function commandSpecSchema<R extends Role>(role: R) {
+  return z.strictObject(commandSpecFields(role)).superRefine(checkCommandSpec(role));
+}
+
+/** The runner's spec: a command spec, and the workspace files to keep. */
+const runnerSpecSchema = z.strictObject({ ...commandSpecFields('runner'), keep: keepSchema }).superRefine(checkCommandSpec('runner'));
+
+function commandSpecFields<R extends Role>(role: R) {
   const names = PRESET_NAMES[role] as unknown as readonly [(typeof PRESET_NAMES)[R][number], ...(typeof PRESET_NAMES)[R][number][]];
-  return z
-    .strictObject({
-      command: z
-        .array(z.string(), { error: 'must be a list of arguments, e.g. ["node", "agent.js"]' })
-        .min(1, 'must name a program, e.g. ["node", "agent.js"]')
-        .optional()
-        .describe('the program and its arguments, e.g. ["node", "agent.js"]'),
-      shell: z.boolean().default(false).describe('run `command` joined into one shell line (pipes, globs and $VARS work)'),
-      timeoutSec: z.number().positive('must be more than 0 seconds').default(600).describe('seconds the program may run (per case) before it is stopped'),
-      env: z.record(z.string(), z.string()).default({}).describe('environment variables added for the program'),
-      preset: z
-        .enum(names, { error: (issue) => presetProblem(role, String(issue.input)) ?? `must be one of: ${names.join(', ')}` })
-        .optional()
-        .describe(`a ready ${role} of ours instead of \`command\`: ${names.join(', ')} (docs/presets.md)`),
-      options: z.record(z.string(), z.unknown()).optional().describe("the preset's options, e.g. {model: gpt-4o-mini} (docs/presets.md)"),
-    })
-    .superRefine((spec, ctx) => {
-      if (spec.command === undefined && spec.preset === undefined) {
-        ctx.addIssue({ code: 'custom', message: `needs \`command\` (e.g. ["node", "agent.js"]) or a \`preset\` (${names.join(', ')})` });
-        return;
-      }
-      if (spec.command !== undefined && spec.preset !== undefined) {
-        ctx.addIssue({
-          code: 'custom', path: ['preset'],
-          message: `cannot be set together with \`command\`: which one runs would be ambiguous; keep one (\`git tune config set ${role}.preset ${spec.preset}\` drops the command)`,
-        });
-        return;
-      }
-      if (spec.preset === undefined) {
-        if (spec.options !== undefined) ctx.addIssue({ code: 'custom', path: ['options'], message: `belong to a preset, and this ${role} runs \`command\` (a preset with its options: git tune config set ${role} '{preset: ${names[0]}, options: {model: gpt-4o-mini}}')` });
-        return;
-      }
-      const parsed = presetOptionsSchema(spec.preset).safeParse(spec.options ?? {});
-      if (parsed.success) return;
-      const known = Object.keys(presetOptionsSchema(spec.preset).shape);
-      for (const issue of parsed.error.issues) {
-        const at = ['options', ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))];
-        if (issue.code === 'unrecognized_keys') {
-          for (const key of issue.keys) {
-            ctx.addIssue({ code: 'custom', path: [...at, key], message: `is not an option of the ${spec.preset} preset (its options: ${known.join(', ')})` });
-          }
-          continue;
+  return {
+    command: z
+      .array(z.string(), { error: 'must be a list of arguments, e.g. ["node", "agent.js"]' })
+      .min(1, 'must name a program, e.g. ["node", "agent.js"]')
+      .optional()
+      .describe('the program and its arguments, e.g. ["node", "agent.js"]'),
+    shell: z.boolean().default(false).describe('run `command` joined into one shell line (pipes, globs and $VARS work)'),
+    timeoutSec: z.number().positive('must be more than 0 seconds').default(600).describe('seconds the program may run (per case) before it is stopped'),
+    env: z.record(z.string(), z.string()).default({}).describe('environment variables added for the program'),
+    preset: z
+      .enum(names, { error: (issue) => presetProblem(role, String(issue.input)) ?? `must be one of: ${names.join(', ')}` })
+      .optional()
+      .describe(`a ready ${role} of ours instead of \`command\`: ${names.join(', ')} (docs/presets.md)`),
+    options: z.record(z.string(), z.unknown()).optional().describe("the preset's options, e.g. {model: gpt-4o-mini} (docs/presets.md)"),
+  };
+}
+
+function checkCommandSpec(role: Role) {
+  const names = PRESET_NAMES[role];
+  return (spec: { command?: string[] | undefined; preset?: string | undefined; options?: Record<string, unknown> | undefined }, ctx: z.RefinementCtx) => {
+    if (spec.command === undefined && spec.preset === undefined) {
+      ctx.addIssue({ code: 'custom', message: `needs \`command\` (e.g. ["node", "agent.js"]) or a \`preset\` (${names.join(', ')})` });
+      return;
+    }
+    if (spec.command !== undefined && spec.preset !== undefined) {
+      ctx.addIssue({
+        code: 'custom', path: ['preset'],
+        message: `cannot be set together with \`command\`: which one runs would be ambiguous; keep one (\`git tune config set ${role}.preset ${spec.preset}\` drops the command)`,
+      });
+      return;
+    }
+    if (spec.preset === undefined) {
+      if (spec.options !== undefined) ctx.addIssue({ code: 'custom', path: ['options'], message: `belong to a preset, and this ${role} runs \`command\` (a preset with its options: git tune config set ${role} '{preset: ${names[0]}, options: {model: gpt-4o-mini}}')` });
+      return;
+    }
+    const parsed = presetOptionsSchema(spec.preset).safeParse(spec.options ?? {});
+    if (parsed.success) return;
+    const known = Object.keys(presetOptionsSchema(spec.preset).shape);
+    for (const issue of parsed.error.issues) {
+      const at = ['options', ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))];
+      if (issue.code === 'unrecognized_keys') {
+        for (const key of issue.keys) {
+          ctx.addIssue({ code: 'custom', path: [...at, key], message: `is not an option of the ${spec.preset} preset (its options: ${known.join(', ')})` });
         }
-        const missingModel = isApiPreset(spec.preset) && issue.path.length === 1 && issue.path[0] === 'model' && spec.options?.model === undefined;
-        ctx.addIssue({
-          code: 'custom', path: at,
-          message: missingModel ? `must name the model: the ${spec.preset} preset needs it (git tune config set ${role}.options.model gpt-4o-mini)` : issue.message,
-        });
+        continue;
       }
-    });
+      const missingModel = isApiPreset(spec.preset) && issue.path.length === 1 && issue.path[0] === 'model' && spec.options?.model === undefined;
+      ctx.addIssue({
+        code: 'custom', path: at,
+        message: missingModel ? `must name the model: the ${spec.preset} preset needs it (git tune config set ${role}.options.model gpt-4o-mini)` : issue.message,
+      });
+    }
+  };
 }
 
 /** A runner, judge or editor as config.yaml holds it (a preset valid in the role it is in). */
@@ -77,6 +93,8 @@ export interface CommandSpec {
   env: Record<string, string>;
   preset?: string | undefined;
   options?: Record<string, unknown> | undefined;
+  /** Runner only: globs of TUNE_WORKSPACE files kept in the logs ref. */
+  keep?: string[] | undefined;
 }
 
 export const configSchema = z
@@ -101,7 +119,7 @@ export const configSchema = z
       .describe('globs of the prose being tuned (prompts, skills, rules), from the repository root'),
     memoryPolicy: z.array(z.string().min(1)).default([])
       .describe('globs of the memory-policy files: the only prose a with-memory half may edit'),
-    runner: commandSpecSchema('runner').nullable().default(null)
+    runner: runnerSpecSchema.nullable().default(null)
       .describe('the agent under tuning: {command: [argv...], shell, timeoutSec, env}'),
     judge: commandSpecSchema('judge').nullable().default(null)
       .describe('optional rubric judge, same shape as runner'),

@@ -4,9 +4,10 @@ import type { CommandSpec } from '../contracts/config.js';
 import type { Case } from '../contracts/dataset.js';
 import { costOf, runnerResultSchema, tokensOf, type CaseResult, type CheckOutcome, type MemoryWrite, type RunnerResult } from '../contracts/result.js';
 import { runCheck } from '../core/checks.js';
-import { redactJson, redactText, secretsOf } from '../core/redact.js';
+import { matcher } from '../core/glob.js';
+import { redactJson, redactText, secretsOf, type Secret } from '../core/redact.js';
 import { diffMemory, snapshotMemory, summarizeWrites, writeMemory, type MemoryFile } from './memory.js';
-import { readCapped, runProcess } from './process.js';
+import { cutMarker, MAX_LOG_BYTES, readCapped, readHead, runProcess } from './process.js';
 import { resolveCommand, type PresetScope } from './presets/index.js';
 
 /**
@@ -41,8 +42,8 @@ export interface CaseOutcome {
 
 /** Largest result file read: a runner that writes more gets a clear case error. */
 export const MAX_RESULT_BYTES = 16 * 1024 * 1024;
-/** Largest transcript kept in the logs ref. */
-export const MAX_TRANSCRIPT_BYTES = 8 * 1024 * 1024;
+/** Bytes of a transcript (and of each kept workspace file) kept in the logs ref: the same cap as stdout and stderr. */
+export const MAX_TRANSCRIPT_BYTES = MAX_LOG_BYTES;
 
 const safeName = (id: string) => id.replace(/[^A-Za-z0-9._-]/g, '_');
 
@@ -67,6 +68,53 @@ async function runCommandCheck(
     detail = outcome.timedOut ? 'check command timed out' : outcome.spawnError ?? `exit ${outcome.exitCode}${err ? `: ${err}` : ''}`;
   }
   return { type: 'command', pass, ...(detail ? { detail } : {}) };
+}
+
+/**
+ * Keeps a file the runner wrote for the logs ref: its first MAX_TRANSCRIPT_BYTES
+ * (cut at the last whole line, so JSONL stays lines), redacted, and a marker
+ * line where it was cut saying how much more there was. No file: none kept.
+ */
+export async function keepCapped(from: string, to: string, secrets: readonly Secret[]): Promise<boolean> {
+  await fs.rm(to, { force: true });
+  const head = await readHead(from, MAX_TRANSCRIPT_BYTES);
+  if (!head || head.size === 0) return false;
+  let kept = head.bytes;
+  if (head.size > kept.length) {
+    const lastLine = kept.lastIndexOf(0x0a);
+    if (lastLine > 0) kept = kept.subarray(0, lastLine + 1);
+  }
+  const text = redactText(kept.toString('utf8'), secrets);
+  await fs.mkdir(path.dirname(to), { recursive: true });
+  await fs.writeFile(to, head.size > kept.length ? `${text}${text.endsWith('\n') ? '' : '\n'}${cutMarker(kept.length, head.size - kept.length)}` : text);
+  return true;
+}
+
+/** Most files kept from one case's workspace (a glob such as `**` must not take in a whole dependency tree). */
+export const MAX_KEPT_FILES = 100;
+
+/** Where the workspace files kept of a case wait for the logs ref. */
+export const keptWorkspaceDir = (logDir: string, id: string) => path.join(logDir, `${safeName(id)}.workspace`);
+
+/** Files under `dir`, relative, `/`-separated, sorted; symlinks are not followed. */
+export async function listFiles(dir: string, prefix = ''): Promise<string[]> {
+  const entries = await fs.readdir(path.join(dir, prefix), { withFileTypes: true }).catch(() => []);
+  const out: string[] = [];
+  for (const e of entries) {
+    const rel = prefix ? `${prefix}/${e.name}` : e.name;
+    if (e.isDirectory()) out.push(...(await listFiles(dir, rel)));
+    else if (e.isFile()) out.push(rel);
+  }
+  return out.sort();
+}
+
+/** The workspace files `runner.keep` names, copied for the logs ref as transcripts are (capped, redacted). */
+async function keepWorkspace(workspace: string, to: string, globs: readonly string[], secrets: readonly Secret[]): Promise<void> {
+  await fs.rm(to, { recursive: true, force: true });
+  if (globs.length === 0) return;
+  const kept = matcher(globs);
+  const files = (await listFiles(workspace)).filter(kept).slice(0, MAX_KEPT_FILES);
+  for (const file of files) await keepCapped(path.join(workspace, file), path.join(to, file), secrets);
 }
 
 export async function runCase(ctx: CaseContext, item: Case): Promise<CaseOutcome> {
@@ -116,11 +164,8 @@ export async function runCase(ctx: CaseContext, item: Case): Promise<CaseOutcome
     else await fs.writeFile(to, redactText(await fs.readFile(from, 'utf8').catch(() => ''), secrets));
   }
   // What the runner says it did (messages, tool calls), if it wrote it: kept in the logs ref, redacted, capped.
-  const transcript = await readCapped(transcriptFile, MAX_TRANSCRIPT_BYTES);
-  const transcriptLog = path.join(ctx.logDir, `${safeName(item.id)}.transcript.jsonl`);
-  await fs.rm(transcriptLog, { force: true });
-  if (transcript.tooBig) await fs.writeFile(transcriptLog, `${JSON.stringify({ type: 'truncated', note: `the transcript is ${(transcript.size / 1024 / 1024).toFixed(1)} MB; at most ${MAX_TRANSCRIPT_BYTES / 1024 / 1024} MB is kept` })}\n`);
-  else if (transcript.text) await fs.writeFile(transcriptLog, redactText(transcript.text, secrets));
+  await keepCapped(transcriptFile, path.join(ctx.logDir, `${safeName(item.id)}.transcript.jsonl`), secrets);
+  await keepWorkspace(workspace, keptWorkspaceDir(ctx.logDir, item.id), ctx.runner.keep ?? [], secrets);
 
   const after = await snapshotMemory(memoryDir);
   const writes = await diffMemory(memoryDir, before, after);

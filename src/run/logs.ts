@@ -5,12 +5,14 @@ import { resolveIdentity } from '../git/identity.js';
 import type { FileChange, GitRepo } from '../git/types.js';
 import { formatMessage } from '../core/trailers.js';
 import { crashPoint } from '../faults/crash.js';
+import { listFiles } from './case.js';
 
 /**
  * Bulky per-case logs live on a ref of our own, `refs/tune-logs/<name>`, one
  * commit per run: stored in git and pushed with the branch, but never in the
  * tuning branch's diff (docs/git-model.md). Tree: `<run>/<case>/{stdout,stderr,result.json}`,
- * and `transcript.jsonl` when the runner wrote one to TUNE_TRANSCRIPT.
+ * `transcript.jsonl` when the runner wrote one to TUNE_TRANSCRIPT, and
+ * `workspace/<path>` for each TUNE_WORKSPACE file `runner.keep` names.
  */
 export const logsRef = (tuning: string) => `refs/tune-logs/${tuning}`;
 
@@ -21,6 +23,8 @@ export interface CaseLogs {
   rawResult: string | null;
   /** The runner's transcript (redacted), when it wrote one. */
   transcriptFile?: string;
+  /** The workspace files kept (capped, redacted), under their workspace paths. */
+  workspaceDir?: string;
 }
 
 export async function writeRunLogs(
@@ -36,6 +40,9 @@ export async function writeRunLogs(
     if (l.rawResult !== null) changes.set(`${run}/${l.id}/result.json`, { content: l.rawResult });
     const transcript = l.transcriptFile ? await fs.readFile(l.transcriptFile).catch(() => null) : null;
     if (transcript && transcript.length > 0) changes.set(`${run}/${l.id}/transcript.jsonl`, { content: transcript });
+    if (l.workspaceDir) {
+      for (const file of await listFiles(l.workspaceDir)) changes.set(`${run}/${l.id}/workspace/${file}`, { content: await read(path.join(l.workspaceDir, file)) });
+    }
   }
   const { author, committer } = await resolveIdentity(repo.gitdir, ctx.env, ctx.now);
   const message = formatMessage({ subject: `logs of ${run}`, body: '', trailers: [['Tune-Tuning', tuning], ['Tune-Run', run]] });
@@ -53,4 +60,24 @@ export async function readCaseLog(
   if (!tip) return null;
   const blob = await repo.readBlobAt(tip, path.posix.join(run, id, file));
   return blob === null ? null : Buffer.from(blob).toString('utf8');
+}
+
+/** The workspace files kept of a case (paths relative to the workspace), and the text of each. */
+export async function readKeptFiles(repo: GitRepo, tuning: string, run: string, id: string): Promise<Array<{ path: string; text: string }>> {
+  const tip = await repo.resolveRef(logsRef(tuning));
+  if (!tip) return [];
+  const base = path.posix.join(run, id, 'workspace');
+  const out: Array<{ path: string; text: string }> = [];
+  for (const file of await repo.listFiles(tip, base)) {
+    const blob = await repo.readBlobAt(tip, file.path);
+    if (blob !== null) out.push({ path: file.path.slice(base.length + 1), text: Buffer.from(blob).toString('utf8') });
+  }
+  return out;
+}
+
+/** The same for a run not finished yet: the files kept so far in its store. */
+export async function readKeptFilesIn(dir: string): Promise<Array<{ path: string; text: string }>> {
+  const out: Array<{ path: string; text: string }> = [];
+  for (const file of await listFiles(dir)) out.push({ path: file, text: await fs.readFile(path.join(dir, file), 'utf8') });
+  return out;
 }

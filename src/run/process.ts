@@ -26,7 +26,11 @@ export interface ProcessOutcome {
   durationMs: number;
 }
 
-const DEFAULT_MAX_LOG = 1024 * 1024;
+/** Bytes kept of each output stream, and of each transcript or workspace file the logs ref keeps. */
+export const MAX_LOG_BYTES = 1024 * 1024;
+
+/** The line that ends a kept log cut short: where it was cut and how much was not kept. */
+export const cutMarker = (kept: number, dropped: number) => `[git-tune: cut here after ${kept} bytes; ${dropped} more bytes not kept]\n`;
 const running = new Set<number>();
 
 /** Kills every process group we started (Ctrl-C, a stop). */
@@ -54,14 +58,14 @@ function cappedSink(file: string, max: number) {
       } else dropped += chunk.length;
     },
     async close() {
-      if (dropped > 0) stream.write(`\n[git-tune: ${dropped} more bytes not kept]\n`);
+      if (dropped > 0) stream.write(`\n${cutMarker(kept, dropped)}`);
       await new Promise<void>((resolve) => stream.end(resolve));
     },
   };
 }
 
 export async function runProcess(spec: ProcessSpec, now: () => number = Date.now): Promise<ProcessOutcome> {
-  const max = spec.maxLogBytes ?? DEFAULT_MAX_LOG;
+  const max = spec.maxLogBytes ?? MAX_LOG_BYTES;
   const out = cappedSink(spec.stdoutFile, max);
   const err = cappedSink(spec.stderrFile, max);
   const started = now();
@@ -108,4 +112,20 @@ export async function readCapped(file: string, max: number): Promise<{ text: str
   if (!st) return { text: null, tooBig: false, size: 0 };
   if (st.size > max) return { text: null, tooBig: true, size: st.size };
   return { text: await fs.readFile(file, 'utf8'), tooBig: false, size: st.size };
+}
+
+/** The first `max` bytes of a file and its whole size (null: no such file). */
+export async function readHead(file: string, max: number): Promise<{ bytes: Buffer; size: number } | null> {
+  const handle = await fs.open(file, 'r').catch(() => null);
+  if (!handle) return null;
+  try {
+    const st = await handle.stat();
+    if (!st.isFile()) return null;
+    const size = st.size;
+    const bytes = Buffer.alloc(Math.min(size, max));
+    const { bytesRead } = await handle.read(bytes, 0, bytes.length, 0);
+    return { bytes: bytes.subarray(0, bytesRead), size };
+  } finally {
+    await handle.close();
+  }
 }

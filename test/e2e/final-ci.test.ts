@@ -250,6 +250,19 @@ describe.concurrent('sharding: --shard i/n, then --collect', () => {
     expect(tip(repo)).toBe(tip(origin)); // shards and collects record nothing
   }, 180_000);
 
+  it('carries the workspace files runner.keep names from the shards into the logs ref of the recorded final check', async () => {
+    const repo = clone();
+    await tuneOk(repo, ['config', 'set', 'runner.keep', '["transcript.md"]']);
+    const dirs = await runShards(repo, scratch(repo, 'keep'), 2);
+    expect(readFileSync(path.join(dirs[0]!, 'logs', selection[0]!, 'workspace', 'transcript.md'), 'utf8')).toMatch(/^- /);
+    await tuneOk(repo, ['final', '--collect', ...dirs, '--commit']);
+    for (const id of selection) {
+      expect(repo.git('show', `refs/tune-logs/demo:final-check/${id}/workspace/transcript.md`)).toMatch(/^- /);
+    }
+    const shown = await tuneOk(repo, ['show', 'final-check', selection[0]!, '--log']);
+    expect(shown.stdout).toContain('--- workspace/transcript.md\n- ');
+  });
+
   it('records collected shards as the run-start and run commits git tune final writes, then the grade', async () => {
     const { repo: plain, results: expected } = await unsharded();
     const repo = clone();

@@ -16,7 +16,7 @@ describe('the config settings come from the zod schema', () => {
     expect(CONFIG_KEYS).toEqual([
       'limit', 'minBatch', 'maxBatch', 'recheck', 'concurrency', 'seed', 'maxRetries', 'maxRuns',
       'prose', 'memoryPolicy',
-      'runner', 'runner.command', 'runner.shell', 'runner.timeoutSec', 'runner.env', 'runner.preset', 'runner.options',
+      'runner', 'runner.command', 'runner.shell', 'runner.timeoutSec', 'runner.env', 'runner.preset', 'runner.options', 'runner.keep',
       'judge', 'judge.command', 'judge.shell', 'judge.timeoutSec', 'judge.env', 'judge.preset', 'judge.options',
       'editor', 'editor.command', 'editor.shell', 'editor.timeoutSec', 'editor.env', 'editor.preset', 'editor.options',
       'memory', 'memory.merge', 'budget', 'budget.maxCostUsd', 'budget.maxTokens', 'heldOut', 'heldOut.maxDrop', 'targets', 'target',

@@ -9,22 +9,24 @@ export function register(program: CommandUnknownOpts): void {
       .command('show <run> [case]')
       .description('a run: its cases, answers, usage and verdict so far; with a case, that case; --log its stdout/stderr')
       .option('--log', "the case's captured stdout, stderr, raw result and transcript (if the runner wrote one)")
+      .option('--transcript', 'only the transcript the runner wrote to TUNE_TRANSCRIPT (kept in the logs ref, capped at 1 MiB, secrets redacted)')
       .addOption(json())
       .addOption(tuningOpt())
-      .addHelpText('after', `\nExamples:\n  git tune show batch01-nomem-run1\n  git tune show batch01-nomem-run1 billing-refund-03 --log`),
+      .addHelpText('after', `\nExamples:\n  git tune show batch01-nomem-run1\n  git tune show batch01-nomem-run1 billing-refund-03 --log\n  git tune show batch01-nomem-run1 billing-refund-03 --transcript`),
     run,
   );
 }
 
 export interface ShowOptions {
   log?: boolean;
+  transcript?: boolean;
   json?: boolean;
   tuning?: string;
 }
 
 async function run(io: CommandIO, runName: string, caseId: string | undefined, opts: ShowOptions): Promise<void> {
-  const [{ readRunResults, requireRun }, { openTuning }, { caseRows, renderCaseTable, rightText }, { readCaseLog }, { RunStore }] = await Promise.all([
-    import('../../app/results.js'), import('../../app/tuning.js'), import('../../core/report.js'), import('../../run/logs.js'), import('../../run/store.js'),
+  const [{ readRunResults, requireRun }, { openTuning }, { caseRows, renderCaseTable, rightText }, { readCaseLog, readKeptFiles, readKeptFilesIn }, { RunStore }, { keptWorkspaceDir }] = await Promise.all([
+    import('../../app/results.js'), import('../../app/tuning.js'), import('../../core/report.js'), import('../../run/logs.js'), import('../../run/store.js'), import('../../run/case.js'),
   ]);
   const tuning = await openTuning(io.cwd, opts.tuning);
   const state = requireRun(tuning, runName);
@@ -32,6 +34,7 @@ async function run(io: CommandIO, runName: string, caseId: string | undefined, o
   const verdict = state.grade?.verdict ?? (state.void ? 'VOID' : null);
   if (!caseId) {
     if (opts.log) throw usageError('log-needs-case', '--log shows one case: name it', `git tune show ${runName} <case> --log`);
+    if (opts.transcript) throw usageError('log-needs-case', '--transcript shows one case: name it', `git tune show ${runName} <case> --transcript`);
     if (opts.json) {
       printJson(io, { run: runName, finished: data.finished, verdict, void: state.void, meta: data.meta, results: data.results, pending: data.cases.filter((c) => !data.results.some((r) => r.id === c)) });
       return;
@@ -44,14 +47,25 @@ async function run(io: CommandIO, runName: string, caseId: string | undefined, o
   }
   const result = data.results.find((r) => r.id === caseId);
   if (!data.cases.includes(caseId)) throw usageError('no-such-case', `${runName} has no case ${caseId}`, `git tune show ${runName}`);
-  if (opts.log) {
+  if (opts.log || opts.transcript) {
     const store = new RunStore(tuning.repo.gitdir, tuning.name, runName);
     const read = async (stream: 'stdout' | 'stderr' | 'transcript.jsonl') =>
       data.finished ? readCaseLog(tuning.repo, tuning.name, runName, caseId, stream) : store.readLog(caseId, stream);
-    const [stdout, stderr, transcript] = [await read('stdout'), await read('stderr'), await read('transcript.jsonl')];
+    const transcript = await read('transcript.jsonl');
+    if (opts.transcript) {
+      if (opts.json) printJson(io, { run: runName, case: caseId, transcript });
+      else if (transcript) io.out(transcript.endsWith('\n') ? transcript.slice(0, -1) : transcript);
+      else io.err(`${runName} / ${caseId}: the runner wrote no transcript (a runner may write one to the file TUNE_TRANSCRIPT names; docs/contracts.md#runner)`);
+      return;
+    }
+    const [stdout, stderr] = [await read('stdout'), await read('stderr')];
     const raw = data.finished ? await readCaseLog(tuning.repo, tuning.name, runName, caseId, 'result.json') : null;
-    if (opts.json) printJson(io, { run: runName, case: caseId, stdout, stderr, result: raw, transcript });
-    else io.out(`--- stdout\n${stdout ?? '(none kept)'}\n--- stderr\n${stderr ?? '(none kept)'}${raw ? `\n--- result.json\n${raw}` : ''}${transcript ? `\n--- transcript.jsonl\n${transcript}` : ''}`);
+    const kept = data.finished ? await readKeptFiles(tuning.repo, tuning.name, runName, caseId) : await readKeptFilesIn(keptWorkspaceDir(store.logDir, caseId));
+    if (opts.json) printJson(io, { run: runName, case: caseId, stdout, stderr, result: raw, transcript, workspace: kept });
+    else {
+      io.out(`--- stdout\n${stdout ?? '(none kept)'}\n--- stderr\n${stderr ?? '(none kept)'}${raw ? `\n--- result.json\n${raw}` : ''}${transcript ? `\n--- transcript.jsonl\n${transcript}` : ''}`);
+      for (const f of kept) io.out(`--- workspace/${f.path}\n${f.text}`);
+    }
     return;
   }
   if (!result) {
