@@ -45,16 +45,22 @@ function runCase(preset: 'claude-code' | 'codex', options: Record<string, unknow
       PATH: `${bin}${path.delimiter}${process.env.PATH}`, FAKE_ARGS: argsFile, ...env,
       TUNE_PRESET: preset, TUNE_PRESET_OPTIONS: JSON.stringify(options), TUNE_ROOT: root, TUNE_MEMORY: memory,
       TUNE_CASE: path.join(dir, 'case.json'), TUNE_OUTPUT: path.join(dir, 'result.json'), TUNE_WORKSPACE: dir,
+      TUNE_TRANSCRIPT: path.join(dir, 'transcript.jsonl'),
     },
   });
   expect(r.status, r.stderr).toBe(0);
+  const transcriptFile = path.join(dir, 'transcript.jsonl');
+  const transcript = existsSync(transcriptFile) ? readFileSync(transcriptFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>) : null;
   const args = existsSync(argsFile) ? readFileSync(argsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as string[]) : [];
-  return { result: JSON.parse(readFileSync(path.join(dir, 'result.json'), 'utf8')), args: args[0] ?? [], memory, saved: readdirSync(memory).sort() };
+  return { result: JSON.parse(readFileSync(path.join(dir, 'result.json'), 'utf8')), args: args[0] ?? [], memory, saved: readdirSync(memory).sort(), transcript };
 }
 
 describe('runner presets claude-code and codex', () => {
   it('claude-code: the answer, usage per model, model calls, tool calls and memory reads from its stream; told where its memory is', () => {
-    const { result, args, memory, saved } = runCase('claude-code', {}, {}, { 'index.md': 'refunds take 30 days\n' });
+    const { result, args, memory, saved, transcript } = runCase('claude-code', {}, {}, { 'index.md': 'refunds take 30 days\n' });
+    // The whole event stream is the transcript: every assistant turn and tool call, and the result with its usage.
+    expect(transcript?.filter((e) => e.type === 'assistant')).toHaveLength(3);
+    expect(transcript?.at(-1)).toMatchObject({ type: 'result' });
     expect(result).toMatchObject({ answer: 'where is my refund? Answer politely.', llmCalls: 3, toolCalls: 2, memoryReads: 1 });
     expect(result.usage).toEqual([{ model: 'claude-sonnet-4-5-20250929', inputTokens: 1000, outputTokens: 50, cachedTokens: 600, costUsd: 0.0123 }]);
     expect(result.error).toBeUndefined();

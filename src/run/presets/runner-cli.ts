@@ -1,5 +1,6 @@
 import { cliOptionsSchema } from '../../contracts/presets.js';
 import { defaultBin, jsonLines, lastLines, readClaude, readCodex, runCli, runnerArgs, type AgentCli } from './agent-cli.js';
+import { writeFileSync } from 'node:fs';
 import { env, inputText, readCase, writeResult } from './common.js';
 
 /**
@@ -24,6 +25,8 @@ import { env, inputText, readCase, writeResult } from './common.js';
  * Reads are counted from the tool calls the output shows: claude's
  * Read/Glob/Grep/LS (and Bash) calls that name the folder; codex's shell
  * commands that name it. Neither CLI reports a read it made otherwise.
+ *
+ * Transcript: the CLI's JSON events, one per line, go to TUNE_TRANSCRIPT.
  */
 
 function main(): void {
@@ -46,6 +49,11 @@ function main(): void {
   }
   if (child.status === 137) process.exit(137);
   const events = jsonLines(child.stdout);
+  // The CLI's own event stream (messages, tool calls, usage per turn) is the
+  // case's transcript; git-tune caps and redacts it where it keeps it.
+  if (process.env.TUNE_TRANSCRIPT && events !== null) {
+    writeFileSync(process.env.TUNE_TRANSCRIPT, events.map((e) => `${JSON.stringify(e)}\n`).join(''));
+  }
   const run = events === null ? null : cli === 'claude-code' ? readClaude(events, memoryDir) : readCodex(events, memoryDir, opts);
   if (run === null || 'unreadable' in run) {
     const why = run === null ? 'printed no JSON' : `printed JSON without its answer: ${run.unreadable}`;
