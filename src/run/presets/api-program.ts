@@ -1,5 +1,6 @@
 import { apiOptionsSchema, isApiPreset, PRESET_NAMES, type ApiOptions, type ApiPreset } from '../../contracts/presets.js';
-import type { Model, ModelError } from './llm/types.js';
+import { redactText, type Secret } from '../../core/redact.js';
+import { ModelError, type Model } from './llm/types.js';
 
 /**
  * What the judge and editor API presets' programs share: which preset and
@@ -37,4 +38,19 @@ export function presetFromEnv(role: 'judge' | 'editor', env: Env): { preset: Api
 export function modelFailureLine(role: 'judge' | 'editor', err: ModelError): string {
   const what = err.kind === 'auth' ? 'the key was refused' : err.kind === 'unavailable' ? 'the model stayed unavailable' : 'the model refused the request';
   return `${role} preset: ${what}: ${err.message}`;
+}
+
+/**
+ * How a judge or editor program ends on a failure: one line saying why,
+ * last (git-tune shows the end of stderr). A model's failure or a reply that
+ * never validated (`replyError`) is the reason itself; anything else is a
+ * fault of ours, so its stack comes first for whoever reads the log.
+ */
+export function reportFailure(role: 'judge' | 'editor', e: unknown, io: ProgramIo, secrets: readonly Secret[], replyError: new (...args: never[]) => Error): void {
+  if (e instanceof ModelError) io.err(modelFailureLine(role, e));
+  else if (e instanceof replyError) io.err(`${role} preset: ${e.message}`);
+  else {
+    io.err(redactText(String((e as Error).stack ?? e), secrets));
+    io.err(redactText(`${role} preset: failed: ${(e as Error).message}`, secrets));
+  }
 }

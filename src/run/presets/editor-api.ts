@@ -2,11 +2,10 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import * as z from 'zod';
 import { matcher } from '../../core/glob.js';
-import { redactText, secretsOf } from '../../core/redact.js';
-import { modelFailureLine, presetFromEnv, type Env, type ProgramIo } from './api-program.js';
+import { secretsOf } from '../../core/redact.js';
+import { presetFromEnv, reportFailure, type Env, type ProgramIo } from './api-program.js';
 import { editorProposalSchema, editProse, EditorReplyError } from './editor-logic.js';
 import { makeModel } from './llm/client.js';
-import { ModelError } from './llm/types.js';
 import { parseProseScope, readProseFiles } from './prose-files.js';
 import { issuesText } from './prompt-text.js';
 
@@ -72,12 +71,7 @@ export async function runEditorApi(env: Env, io: ProgramIo): Promise<number> {
     io.out(`editor preset: changed ${plan.files.map((f) => f.path).join(', ')}; aims ${plan.aims.join(', ') || 'none named'}; ${plan.calls} call(s)`);
     return 0;
   } catch (e) {
-    if (e instanceof ModelError) io.err(modelFailureLine('editor', e));
-    else if (e instanceof EditorReplyError) io.err(`editor preset: ${e.message}`);
-    else {
-      io.err(redactText(String((e as Error).stack ?? e), secrets));
-      io.err(redactText(`editor preset: failed: ${(e as Error).message}`, secrets));
-    }
+    reportFailure('editor', e, io, secrets, EditorReplyError);
     return 1;
   }
 }

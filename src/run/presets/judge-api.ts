@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { redactText, secretsOf } from '../../core/redact.js';
-import { modelFailureLine, presetFromEnv, type Env, type ProgramIo } from './api-program.js';
+import { secretsOf } from '../../core/redact.js';
+import { presetFromEnv, reportFailure, type Env, type ProgramIo } from './api-program.js';
 import { judgeCase, JudgeReplyError, type JudgeCaseInput } from './judge-logic.js';
 import { makeModel } from './llm/client.js';
 import { ModelError } from './llm/types.js';
@@ -70,17 +70,9 @@ export async function runJudgeApi(env: Env, io: ProgramIo): Promise<number> {
     for (const d of output.droppedProposals ?? []) io.err(`judge preset: dropped a proposal for ${d.file}: ${d.reason}`);
     return 0;
   } catch (e) {
-    if (e instanceof ModelError) {
-      io.err(modelFailureLine('judge', e));
-      // A refused key fails every later call alike: git-tune does not call this judge again.
-      if (e.kind === 'auth') return JUDGE_EXIT_DOWN;
-    } else if (e instanceof JudgeReplyError) io.err(`judge preset: ${e.message}`);
-    else {
-      // A fault of ours: the stack for whoever reads the log, the reason last (the line git-tune shows).
-      io.err(redactText(String((e as Error).stack ?? e), secrets));
-      io.err(redactText(`judge preset: failed: ${(e as Error).message}`, secrets));
-    }
-    return 1;
+    reportFailure('judge', e, io, secrets, JudgeReplyError);
+    // A refused key fails every later call alike: git-tune does not call this judge again.
+    return e instanceof ModelError && e.kind === 'auth' ? JUDGE_EXIT_DOWN : 1;
   }
 }
 
