@@ -39,15 +39,12 @@ export function parseProseScope(raw: string | undefined): ProseScope {
 const SKIP_DIRS = new Set(['.git', 'node_modules', '.tune']);
 
 /**
- * Repository-relative paths under `root` that any of the glob lists match
- * (the tuning's `prose` and `memoryPolicy`, each with its own negations),
- * sorted, never inside .git, node_modules or .tune.
+ * The files (not links, not folders) under `root/base`, as paths relative to
+ * `root`, never inside a folder named in `skip`. Unsorted; an unreadable
+ * folder is left out.
  */
-export async function findProse(root: string, globLists: ReadonlyArray<readonly string[]>): Promise<string[]> {
-  const matchers = globLists.map((globs) => matcher(globs));
-  const matches = (p: string) => matchers.some((m) => m(p));
-  const globs = globLists.flat();
-  const found = new Set<string>();
+export async function filesUnder(root: string, base: string, skip: ReadonlySet<string> = new Set()): Promise<string[]> {
+  const out: string[] = [];
   const walk = async (rel: string): Promise<void> => {
     let entries: import('node:fs').Dirent[];
     try {
@@ -58,9 +55,26 @@ export async function findProse(root: string, globLists: ReadonlyArray<readonly 
     for (const e of entries) {
       const r = rel ? `${rel}/${e.name}` : e.name;
       if (e.isDirectory()) {
-        if (!SKIP_DIRS.has(e.name)) await walk(r);
-      } else if (e.isFile() && matches(r)) found.add(r);
+        if (!skip.has(e.name)) await walk(r);
+      } else if (e.isFile()) out.push(r);
     }
+  };
+  await walk(base);
+  return out;
+}
+
+/**
+ * Repository-relative paths under `root` that any of the glob lists match
+ * (the tuning's `prose` and `memoryPolicy`, each with its own negations),
+ * sorted, never inside .git, node_modules or .tune.
+ */
+export async function findProse(root: string, globLists: ReadonlyArray<readonly string[]>): Promise<string[]> {
+  const matchers = globLists.map((globs) => matcher(globs));
+  const matches = (p: string) => matchers.some((m) => m(p));
+  const globs = globLists.flat();
+  const found = new Set<string>();
+  const walk = async (base: string) => {
+    for (const r of await filesUnder(root, base, SKIP_DIRS)) if (matches(r)) found.add(r);
   };
   const bases = [...new Set(globs.map(globBase).filter((b): b is string => b !== null))];
   // A base inside another is walked with it.

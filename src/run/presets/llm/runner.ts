@@ -1,5 +1,6 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
+import { filesUnder } from '../prose-files.js';
 import { ModelError, type CallUsage, type ChatMessage, type Model, type ToolCall, type ToolSpec } from './types.js';
 
 /**
@@ -42,24 +43,11 @@ export interface MemoryFileText {
 /** The memory copy's text files, sorted by path (binary files and links are not offered). */
 export async function readMemoryFiles(dir: string): Promise<MemoryFileText[]> {
   const out: MemoryFileText[] = [];
-  const walk = async (rel: string): Promise<void> => {
-    let entries: import('node:fs').Dirent[];
-    try {
-      entries = await fs.readdir(path.join(dir, rel), { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries) {
-      const r = rel ? `${rel}/${e.name}` : e.name;
-      if (e.isDirectory()) await walk(r);
-      else if (e.isFile()) {
-        const data = await fs.readFile(path.join(dir, r));
-        const text = data.toString('utf8');
-        if (!text.includes('\u0000') && Buffer.from(text, 'utf8').equals(data)) out.push({ path: r, text });
-      }
-    }
-  };
-  await walk('');
+  for (const r of await filesUnder(dir, '')) {
+    const data = await fs.readFile(path.join(dir, r));
+    const text = data.toString('utf8');
+    if (!text.includes('\u0000') && Buffer.from(text, 'utf8').equals(data)) out.push({ path: r, text });
+  }
   return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
