@@ -178,7 +178,7 @@ describe('git tune difficult', () => {
       { op: 'add', id: 'c', reason: 'costly' },
       { op: 'fix', id: 'c' },
       { op: 'fix', id: 'c' },
-    ], new Map([['d', ['orphan note']]])).catch((e: unknown) => e as { code: string; exitCode: number; details: string[] });
+    ], new Map([['d', ['orphan note']]])).then(() => { throw new Error('expected a refusal'); }, (e: unknown) => e as { code: string; exitCode: number; details: string[] });
     expect(err).toMatchObject({ code: 'bad-difficult-lines', exitCode: 2 });
     expect(err.details).toEqual([
       'add a wrong: a is already on the difficult list with reason wrong: nothing to change (drop the line, or give another reason)',

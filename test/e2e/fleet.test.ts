@@ -35,7 +35,7 @@ function shopRepo(): TempRepo {
     repo.git('add', 'cases.yaml');
     repo.git('commit', '-q', '-m', 'cases');
     tuneOkSync(repo, ['init', 'shop', '--prose', 'agents/**/*.md', '--runner', `node ${FIXTURE}/agent.mjs`, '--editor', `node ${FIXTURE}/editor.mjs`, '--dataset', 'cases.yaml', '--no-hooks']);
-    for (const [k, v] of [['minBatch', '3'], ['maxRetries', '1'], ['targets', TARGETS]]) tuneOkSync(repo, ['config', 'set', k, v]);
+    for (const [k, v] of [['minBatch', '3'], ['maxRetries', '1'], ['targets', TARGETS]] as const) tuneOkSync(repo, ['config', 'set', k, v]);
     tuneOkSync(repo, ['select']);
     repo.git('switch', '-q', 'main');
     return repo;

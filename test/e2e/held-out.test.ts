@@ -50,7 +50,7 @@ const INIT = ['--prose', 'agents/**/*.md', '--runner', 'node agent.mjs', '--edit
 async function buildQuiz(): Promise<TempRepo> {
   const repo = quizRepo();
   await tuneOk(repo, ['init', 'quiz', ...INIT, '--held-out', 'held-out.yaml']);
-  for (const [k, v] of [['minBatch', '4'], ['maxBatch', '4']]) await tuneOk(repo, ['config', 'set', k, v]);
+  for (const [k, v] of [['minBatch', '4'], ['maxBatch', '4']] as const) await tuneOk(repo, ['config', 'set', k, v]);
   await tuneOk(repo, ['select']);
   return repo;
 }
@@ -87,9 +87,9 @@ describe('a held-out set that shares a case with the dataset is refused whole', 
     const repo = quizRepo();
     repo.write({
       'clash.yaml': yamlCases([
-        { ...HELD_OUT[0], id: 'q-02' },
+        { ...HELD_OUT[0]!, id: 'q-02' },
         { id: 'h-09', class: 'capitals', input: 'capital of italy', checks: eq('Rome') },
-        HELD_OUT[1],
+        HELD_OUT[1]!,
       ]),
     });
     const before = state(repo);
@@ -136,7 +136,7 @@ describe('a held-out set that shares a case with the dataset is refused whole', 
 
   it('a held-out set alone is kept beside the dataset in held-out.jsonl, with its count in the step', async () => {
     const repo = await quiz();
-    repo.write({ 'new-held.yaml': yamlCases([HELD_OUT[0]]) });
+    repo.write({ 'new-held.yaml': yamlCases([HELD_OUT[0]!]) });
     const r = await tuneOk(repo, ['dataset', 'import', '--held-out', 'new-held.yaml', '--json']);
     expect(json(r)).toMatchObject({ datasetChanged: false, heldOut: { cases: 1, changed: true } });
     expect(repo.git('show', 'HEAD:.tune/quiz/held-out.jsonl').trim().split('\n').map((l) => JSON.parse(l).id)).toEqual(['h-01']);

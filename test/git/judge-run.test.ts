@@ -38,7 +38,7 @@ function setup(): TempRepo {
   return repo;
 }
 
-const item = (id: string): Case => ({ id, class: 'c', complexity: 'simple', input: id } as Case);
+const item = (id: string): Case => ({ id, class: 'c', complexity: 'simple', input: id } as unknown as Case);
 const result = (id: string) => ({ id, status: 'ok', answer: id, right: null, usage: [] } as unknown as CaseResult);
 
 async function judge(repo: TempRepo, plan: Record<string, string[]>, ids: string[], command = ['node', 'judge.cjs']) {

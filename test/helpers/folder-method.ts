@@ -84,7 +84,8 @@ class Simulation {
   private step = 0;
   private cases: SimCase[] = [];
   private selection: string[] = [];
-  private config: Record<string, number> = {};
+  private config: { limit: number; minBatch: number; maxBatch: number; recheck: number; concurrency?: number; seed: number; maxRetries: number } =
+    { limit: 0, minBatch: 1, maxBatch: 1, recheck: 0, seed: 1, maxRetries: 1 };
   private plans = new Map<number, Plan>();
   private difficult: Entry[] = [];
   private lastGood: number[] = [];

@@ -30,7 +30,9 @@ const difficult = fc.array(fc.oneof(
   fc.record({ op: fc.constant('fix' as const), id }),
 ), { maxLength: 2 });
 
-type Data = Omit<Step, 'tuning' | 'difficult'>;
+/** A step without its tuning and difficult lines (Omit over each member of the union, so `step` still narrows). */
+type OmitEach<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+type Data = OmitEach<Step, 'tuning' | 'difficult'>;
 const data: fc.Arbitrary<Data> = fc.oneof(
   fc.constant({ step: 'config', keys: ['prose'] } as Data),
   fc.record({ cases: fc.integer({ min: 1, max: 6 }) }).map((d) => ({ step: 'dataset', ...d, rev: 'rev1' }) as Data),

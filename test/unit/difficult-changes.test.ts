@@ -25,7 +25,7 @@ describe('checkDifficultChanges', () => {
     ['the same reason again, no note', [add('a', 'wrong')], {}, [], ['add a wrong: a is already on the difficult list with reason wrong: nothing to change (drop the line, or give another reason)']],
     ['a case not in the dataset', [add('zz', 'wrong')], {}, [], ['add zz wrong: zz is not a case of the dataset']],
     ['not even a case id', [fix('a b')], {}, [], ['fix a b: a b is not a case of the dataset (not even a valid case id)']],
-    ['a reason that is none', [{ op: 'add', id: 'c', reason: 'boring' } as DifficultChange], {}, [], ['add c boring: the reason must be one of wrong, regressed, flaky, memory, costly']],
+    ['a reason that is none', [{ op: 'add', id: 'c', reason: 'boring' } as unknown as DifficultChange], {}, [], ['add c boring: the reason must be one of wrong, regressed, flaky, memory, costly']],
     ['a fix of a case not listed', [fix('c')], {}, [], ['fix c: c is not on the difficult list']],
     ['a fix of a fixed case', [fix('b')], {}, [], ['fix b: b is already fixed: nothing to change (drop the line)']],
     ['each against the list the ones before left: add then fix', [add('c', 'wrong'), fix('c')], {}, [add('c', 'wrong'), fix('c')], []],

@@ -406,7 +406,7 @@ describe.concurrent('the example agent\'s failure modes (input.simulate / EXAMPL
   });
 
   it('garbage writes non-JSON, no-output writes nothing, crash exits 1, error reports an error', async ({ expect }) => {
-    const [garbage, none, crash, error] = await Promise.all(['garbage', 'no-output', 'crash', 'error'].map((m) => runAgent(simulating(m), root)));
+    const [garbage, none, crash, error] = (await Promise.all(['garbage', 'no-output', 'crash', 'error'].map((m) => runAgent(simulating(m), root)))) as [AgentRun, AgentRun, AgentRun, AgentRun];
     expect(garbage.code).toBe(0);
     expect(garbage.raw).not.toBeNull();
     expect(() => JSON.parse(garbage.raw!)).toThrow();

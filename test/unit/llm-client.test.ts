@@ -230,7 +230,7 @@ describe.each(['openai-chat', 'anthropic'] as const)('the %s client', (preset) =
 
   it('is unavailable when nothing listens, after its retries, without the key (even one inside the URL)', async () => {
     const h = harness();
-    const env = preset === 'anthropic' ? { ANTHROPIC_BASE_URL: `http://127.0.0.1:9/${KEY}` } : { OPENAI_BASE_URL: `http://127.0.0.1:9/v1?key=${KEY}` };
+    const env: Record<string, string> = preset === 'anthropic' ? { ANTHROPIC_BASE_URL: `http://127.0.0.1:9/${KEY}` } : { OPENAI_BASE_URL: `http://127.0.0.1:9/v1?key=${KEY}` };
     const err = await expectModelError(model(preset, { maxRetries: 2 }, h, env).chat({ messages: [{ role: 'user', content: 'x' }] }), 'unavailable');
     expect(err.message).toMatch(/cannot reach/);
     expect(h.waits).toEqual([500, 1000]);

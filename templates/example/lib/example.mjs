@@ -395,7 +395,9 @@ export function truthOf(item) {
 export function judgeCase(item, result, { agentsDir = DEFAULT_AGENTS_DIR } = {}) {
   const files = proseFilesFor(item.class, agentsDir);
   const rubricItems = Array.isArray(item.rubric) ? item.rubric : [];
+  /** @type {Record<string, string>} */
   const rubric = {};
+  /** @type {Record<string, string>} */
   const evidence = {};
   const proposals = [];
   const propose = (file, change, why, expect) => {
