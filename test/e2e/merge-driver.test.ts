@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CLI, ROOT, startProcess, tuneOk } from '../helpers/cli.js';
 import { fsckProblems, TempRepo } from '../helpers/repo.js';
-import { EXAMPLE_INIT, exampleRepo, templateAsync } from '../helpers/tuning.js';
+import { exampleRepo, templateAsync } from '../helpers/tuning.js';
 
 /**
  * Native `git revert` and `git cherry-pick` of an edit on a tuning branch
@@ -170,5 +170,42 @@ describe.concurrent('native git revert and cherry-pick of an edit, with the merg
     await tune(repo, ['run']);
     expect(show(repo, 'HEAD', '.tune/other/README.md')).toContain('edit after batch01-nomem-run1: pending');
     expect(repo.git('status', '--porcelain')).toBe('');
+  });
+});
+
+describe('the same on the bundled example agent', { timeout: 180_000 }, () => {
+  it('git revert --no-edit of an edit after a later run: no conflict, a revert step, next as after `git tune revert`; the next step regenerates the README', async () => {
+    const repo = withPath(exampleRepo({ desk: {} }, 'git-tune-md-example-'));
+    repos.push(repo);
+    const readme = '.tune/desk/README.md';
+    for (const step of [['select'], ['batch'], ['run'], ['grade', '--draft', '--force'], ['grade']]) await tune(repo, step);
+    const returns = repo.path('agents/prompts/returns.md');
+    const prose = readFileSync(returns, 'utf8');
+    writeFileSync(returns, `${prose.trimEnd()}\n- Always say how many days are left to return an item.\n`);
+    repo.write({ '.tune/desk/runs/batch01-nomem-run1/changes.md': '# Changes\n\nSay the days left.\n' });
+    await tune(repo, ['edit']);
+    const edit = repo.git('rev-parse', 'HEAD').trim();
+    await tune(repo, ['run']);
+    const before = repo.git('rev-parse', 'HEAD').trim();
+    const tool = withPath(TempRepo.copyOf(repo, 'git-tune-md-example-tool-'));
+    repos.push(tool);
+
+    const r = await git(repo, ['revert', '--no-edit', edit]);
+    expect(r.code, r.stderr + r.stdout).toBe(0);
+    expect(repo.git('status', '--porcelain')).toBe('');
+    expect(fsckProblems(repo)).toBe('');
+    expect(readFileSync(returns, 'utf8')).toBe(prose);
+    expect(trailers(repo).slice(0, 3)).toEqual(['Tune-Tuning: desk', 'Tune-Step: revert', `Tune-Reverts: ${edit}`]);
+    expect(show(repo, 'HEAD', readme)).toBe(show(repo, before, readme));
+    const revert = repo.git('rev-parse', 'HEAD').trim();
+    await tune(tool, ['revert', edit]);
+    const [next, toolNext] = await Promise.all([json(repo, ['next']), json(tool, ['next'])]);
+    expect(next).toEqual(toolNext);
+    expect(next).toMatchObject({ kind: 'grade', run: 'batch01-nomem-run2' });
+    // The next steps (as next says) regenerate the README, with the revert in it; no conflict, nothing left over.
+    for (const step of [['grade', '--draft', '--force'], ['grade']]) await tune(repo, step);
+    expect(show(repo, 'HEAD', readme)).toContain(`reverted by ${revert.slice(0, 7)}`);
+    expect(repo.git('status', '--porcelain')).toBe('');
+    expect(fsckProblems(repo)).toBe('');
   });
 });
