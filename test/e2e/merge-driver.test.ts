@@ -37,7 +37,7 @@ const withPath = (repo: TempRepo) => {
   repo.env.TUNE_TARGET = 'small';
   return repo;
 };
-const git = (repo: TempRepo, args: string[]) => startProcess('git', args, repo.dir, { ...process.env, ...repo.env }).done;
+const git = (repo: TempRepo, args: string[], env: Record<string, string> = {}) => startProcess('git', args, repo.dir, { ...process.env, ...repo.env, ...env }).done;
 const tune = (repo: TempRepo, args: string[]) => tuneOk(repo, args);
 const json = async <T = any>(repo: TempRepo, args: string[]): Promise<T> => JSON.parse((await tune(repo, [...args, '--json'])).stdout) as T;
 const trailers = (repo: TempRepo, rev = 'HEAD') => repo.git('log', '-1', '--format=%(trailers:only,unfold)', rev).trim().split('\n').filter(Boolean);
@@ -149,11 +149,12 @@ describe.concurrent('native git revert and cherry-pick of an edit, with the merg
     expect(repo.git('status', '--porcelain')).toBe('');
   });
 
-  it('git cherry-pick of an edit from another tuning: a hand edit of this one, its foreign trailers replaced; no conflict', async () => {
+  it('git cherry-pick -e of an edit from another tuning: a hand edit of this one, its foreign trailers replaced; no conflict', async () => {
     const { repo, edit } = await shop();
     repo.git('switch', '-q', 'tune/other');
     const before = repo.git('rev-parse', 'HEAD').trim();
-    const r = await git(repo, ['cherry-pick', '-x', edit]);
+    // With -e, git tells prepare-commit-msg the message comes from a `merge` (and runs no commit-msg): still a hand commit here.
+    const r = await git(repo, ['cherry-pick', '-x', '-e', edit], { GIT_EDITOR: 'true' });
     expect(r.code, r.stderr + r.stdout).toBe(0);
     expect(repo.git('status', '--porcelain')).toBe('');
     expect(fsckProblems(repo)).toBe('');

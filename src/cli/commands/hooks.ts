@@ -5,18 +5,18 @@ import { printJson, type CommandIO } from '../io.js';
 import { renderNext } from './next.js';
 
 export function register(program: CommandUnknownOpts): void {
-  const hooks = program.command('hooks').description('the git hooks git-tune installs (chained with yours, never overwriting them)');
+  const hooks = program.command('hooks').description('the git hooks git-tune installs (chained with yours, never overwriting them), and the merge driver of its generated files');
   act(
     hooks
       .command('install')
-      .description('install the hooks into the repository (respects core.hooksPath)')
+      .description('install the hooks into the repository (respects core.hooksPath), and the merge driver of .tune/*/README.md and USAGE.md (.git/info/attributes, [merge "git-tune"] in .git/config), so native git revert and cherry-pick of a step do not conflict in them')
       .addOption(json()),
     install,
   );
   act(
     hooks
       .command('uninstall')
-      .description('remove the hooks and restore the ones that were there')
+      .description('remove the hooks and restore the ones that were there; remove the merge driver')
       .addOption(json()),
     uninstall,
   );
