@@ -129,9 +129,12 @@ describe.concurrent('native git revert and cherry-pick of an edit, with the merg
 
   it('without the driver (git tune hooks uninstall removes it), the same revert stops on a conflict in the README', async () => {
     const { repo, edit } = await shop();
+    const attributes = repo.path('.git', 'info', 'attributes');
+    writeFileSync(attributes, `*.png binary\n${readFileSync(attributes, 'utf8')}`);
     const out = await json(repo, ['hooks', 'uninstall']);
     expect(out.mergeDriver).toMatchObject({ config: 'removed', attributeLines: 'removed' });
-    expect(readFileSync(repo.path('.git', 'info', 'attributes'), 'utf8')).not.toContain('git-tune');
+    // The user's own lines stay.
+    expect(readFileSync(attributes, 'utf8')).toBe('*.png binary\n');
     expect((await git(repo, ['config', '--get-regexp', '^merge\\.git-tune'])).stdout).toBe('');
     const r = await git(repo, ['revert', '--no-edit', edit]);
     expect(r.code).not.toBe(0);
@@ -145,6 +148,7 @@ describe.concurrent('native git revert and cherry-pick of an edit, with the merg
     repo.git('switch', '-q', 'tune/shop');
     // hooks install puts it back for a tuning that exists, and the revert goes through.
     expect((await json(repo, ['hooks', 'install'])).mergeDriver).toMatchObject({ config: 'installed', attributeLines: 'installed' });
+    expect(readFileSync(attributes, 'utf8')).toMatch(/^\*\.png binary\n\n# git-tune: .*\n\.tune\/\*\/README\.md merge=git-tune\n\.tune\/\*\/USAGE\.md merge=git-tune\n$/);
     expect((await git(repo, ['revert', '--no-edit', edit])).code).toBe(0);
     expect(repo.git('status', '--porcelain')).toBe('');
   });
