@@ -12,6 +12,7 @@ import type { GitRepo } from '../git/types.js';
 import { logsRef } from '../run/logs.js';
 import type { Tuning } from './tuning.js';
 import { localRoot, RUN_FILES, runFilePath } from '../core/paths.js';
+import { installMergeDriver, uninstallMergeDriver, type MergeDriverOutcome } from './merge-driver.js';
 
 /**
  * What git-tune installs into a repository: the git hooks of hooks/
@@ -36,7 +37,11 @@ import { localRoot, RUN_FILES, runFilePath } from '../core/paths.js';
  *   sealed (Tune-Seal) as the tool's own steps are. With an editor, the
  *   trailers are added by commit-msg, after the message is written, so a
  *   message left empty still aborts the commit; prepare-commit-msg only
- *   shows them as a comment. Merges and squashes are left alone, and so is a
+ *   shows them as a comment. Native `git revert` and `git cherry-pick` run
+ *   prepare-commit-msg and post-commit only (git 2.39: no commit-msg unless
+ *   the replay stopped on a conflict and is committed by hand), so
+ *   prepare-commit-msg writes the trailers whenever the message has text.
+ *   Merges and squashes are left alone, and so is a
  *   message that carries the very Tune-* trailers HEAD has (an amend, or a
  *   reuse of HEAD's message: `git commit --amend` cannot be told apart).
  * - post-commit prints the next step; pre-push pushes the tuning's run tags
@@ -66,9 +71,11 @@ export interface HooksOutcome {
   removed: string[];
   restored: string[];
   skipped: Array<{ hook: string; why: string }>;
+  /** The merge driver for the generated files (src/app/merge-driver.ts), installed and removed with the hooks. */
+  mergeDriver: MergeDriverOutcome | null;
 }
 
-const outcome = (dir: string): HooksOutcome => ({ dir, installed: [], chained: [], updated: [], removed: [], restored: [], skipped: [] });
+const outcome = (dir: string): HooksOutcome => ({ dir, installed: [], chained: [], updated: [], removed: [], restored: [], skipped: [], mergeDriver: null });
 
 export async function installHooks(repo: GitRepo, env: Env): Promise<HooksOutcome> {
   const dir = await hooksDir(repo, env);
@@ -93,6 +100,7 @@ export async function installHooks(repo: GitRepo, env: Env): Promise<HooksOutcom
     await fs.writeFile(target, script, { mode: 0o755 });
     await fs.chmod(target, 0o755);
   }
+  out.mergeDriver = await installMergeDriver(repo, env);
   return out;
 }
 
@@ -115,6 +123,7 @@ export async function uninstallHooks(repo: GitRepo, env: Env): Promise<HooksOutc
       out.restored.push(name);
     }
   }
+  out.mergeDriver = await uninstallMergeDriver(repo, env);
   return out;
 }
 
@@ -280,7 +289,10 @@ export async function messageHook(
     await clearHookState(repo);
     if (saved && saved.head === head) amend = saved.amend;
   }
-  if (source === 'merge' || source === 'squash') return none(`a ${source}`);
+  // `git cherry-pick -e`, and a revert or cherry-pick committed after a conflict, say `merge`
+  // too: a replay of one commit (CHERRY_PICK_HEAD, REVERT_HEAD), which is a hand commit here.
+  const replaying = (await exists(path.join(repo.gitdir, 'CHERRY_PICK_HEAD'))) || (await exists(path.join(repo.gitdir, 'REVERT_HEAD')));
+  if (source === 'squash' || (source === 'merge' && !replaying)) return none(`a ${source}`);
   if (await exists(path.join(repo.gitdir, 'MERGE_HEAD'))) return none('a merge');
   if (!head) return none('no commit yet');
   if (amend) return none('an amend');

@@ -29,7 +29,8 @@ _Write here which agent this tuning is for, what its prose does, and what a righ
 
 _Cases, failures or costs you know about and have not solved yet._`;
 
-const START_RE = /<!-- git-tune:hand-written:start[^>]*-->/;
+/** The start marker, with whatever an older version wrote inside it. */
+export const START_RE = /<!-- git-tune:hand-written:start[^>]*-->/;
 
 /** The hand-written part of a README (between the markers), or null when the markers are missing or out of order. */
 export function extractHandSection(readme: string): string | null {

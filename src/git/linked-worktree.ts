@@ -103,6 +103,8 @@ class LinkedWorktreeRepo implements GitRepo {
   isShallow() { return this.main.isShallow(); }
   gitPath(name: string, env: Env) { return this.tree.gitPath(name, env); }
   configGet(key: string, env: Env) { return this.tree.configGet(key, env); }
+  configSet(key: string, value: string, env: Env) { return this.tree.configSet(key, value, env); }
+  configRemoveSection(section: string, env: Env) { return this.tree.configRemoveSection(section, env); }
   stagedPaths(env: Env) { return this.tree.stagedPaths(env); }
   readStaged(file: string, env: Env) { return this.tree.readStaged(file, env); }
   uncommittedPaths(env: Env) { return this.tree.uncommittedPaths(env); }

@@ -29,6 +29,30 @@ export async function configGet(dir: string, key: string, env: Env): Promise<str
   return runGit(['config', '--get', key], dir, child(env)).then((r) => r.stdout.replace(/\n$/, ''), () => null);
 }
 
+/** Sets a value in the repository's own config (`git config --local`). */
+export async function configSet(dir: string, key: string, value: string, env: Env): Promise<void> {
+  await runGit(['config', '--local', key, value], dir, child(env));
+}
+
+/** Removes a section of the repository's own config; false when it was not there. */
+export async function configRemoveSection(dir: string, section: string, env: Env): Promise<boolean> {
+  return runGit(['config', '--local', '--remove-section', section], dir, child(env)).then(() => true, () => false);
+}
+
+/**
+ * git's own three-way line merge of three files, written into `ours`
+ * (`git merge-file`, the merge a driver stands in for): true when clean,
+ * false when conflict markers were written.
+ */
+export async function mergeFile(dir: string, ours: string, base: string, theirs: string, env: Env): Promise<boolean> {
+  const args = ['merge-file', '-L', 'ours', '-L', 'base', '-L', 'theirs', ours, base, theirs];
+  return runGit(args, dir, child(env)).then(() => true, (err: unknown) => {
+    // Exit 1..127: that many conflicts, written with markers; anything else is git failing.
+    if (/\(exit ([1-9]|[1-9][0-9]|1[01][0-9]|12[0-7])\)/.test((err as Error).message)) return false;
+    throw err;
+  });
+}
+
 export async function stagedPaths(dir: string, env: Env): Promise<string[]> {
   const { stdout } = await runGit(['diff', '--cached', '--name-only', '-z', '--no-renames', 'HEAD'], dir, child(env));
   return stdout.split('\0').filter(Boolean);
@@ -93,6 +117,14 @@ export abstract class NativeCommands {
 
   configGet(key: string, env: Env): Promise<string | null> {
     return configGet(this.dir, key, env);
+  }
+
+  configSet(key: string, value: string, env: Env): Promise<void> {
+    return configSet(this.dir, key, value, env);
+  }
+
+  configRemoveSection(section: string, env: Env): Promise<boolean> {
+    return configRemoveSection(this.dir, section, env);
   }
 
   stagedPaths(env: Env): Promise<string[]> {

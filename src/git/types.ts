@@ -143,6 +143,10 @@ export interface GitRepo {
   gitPath(name: string, env: Env): Promise<string>;
   /** A config value as git reads it from every scope (`git config --get`), or null when unset. */
   configGet(key: string, env: Env): Promise<string | null>;
+  /** Sets a value in the repository's own config (`git config --local`: shared by its linked worktrees). */
+  configSet(key: string, value: string, env: Env): Promise<void>;
+  /** Removes a section of the repository's own config (`git config --local --remove-section`); false when it was not there. */
+  configRemoveSection(section: string, env: Env): Promise<boolean>;
   /** The paths the index changes against HEAD (`git diff --cached`): what the commit being made changes. */
   stagedPaths(env: Env): Promise<string[]>;
   /** A file as the index holds it (`git show :<file>`), or null when it is not in the index. */

@@ -389,6 +389,16 @@ describe.each(BACKENDS)('GitRepo contract: %s talks to remotes and moves the wor
     expect(await git.configGet('tune.nothing', env)).toBeNull();
   });
 
+  it('configSet writes the repository\'s own config (a value git must quote included); configRemoveSection removes a section once', async () => {
+    const line = `sh -c 'echo "$1"' x %O 'a b'`;
+    await git.configSet('merge.test-driver.driver', line, env);
+    expect(repo.git('config', '--local', '--get', 'merge.test-driver.driver').replace(/\n$/, '')).toBe(line);
+    expect(await git.configGet('merge.test-driver.driver', env)).toBe(line);
+    expect(await git.configRemoveSection('merge.test-driver', env)).toBe(true);
+    expect(await git.configGet('merge.test-driver.driver', env)).toBeNull();
+    expect(await git.configRemoveSection('merge.test-driver', env)).toBe(false);
+  });
+
   it('stagedPaths and readStaged: the index against HEAD, as git diff --cached and git show :file see it', async () => {
     repo.write({ 'agents/prompt.md': 'staged\n', 'new/file.md': 'new\n', 'untracked.txt': 'u\n' });
     repo.git('add', 'agents/prompt.md', 'new/file.md');

@@ -5,18 +5,18 @@ import { printJson, type CommandIO } from '../io.js';
 import { renderNext } from './next.js';
 
 export function register(program: CommandUnknownOpts): void {
-  const hooks = program.command('hooks').description('the git hooks git-tune installs (chained with yours, never overwriting them)');
+  const hooks = program.command('hooks').description('the git hooks git-tune installs (chained with yours, never overwriting them), and the merge driver of its generated files');
   act(
     hooks
       .command('install')
-      .description('install the hooks into the repository (respects core.hooksPath)')
+      .description('install the hooks into the repository (respects core.hooksPath), and the merge driver of .tune/*/README.md and USAGE.md (.git/info/attributes, [merge "git-tune"] in .git/config), so native git revert and cherry-pick of a step do not conflict in them')
       .addOption(json()),
     install,
   );
   act(
     hooks
       .command('uninstall')
-      .description('remove the hooks and restore the ones that were there')
+      .description('remove the hooks and restore the ones that were there; remove the merge driver')
       .addOption(json()),
     uninstall,
   );
@@ -25,6 +25,12 @@ export function register(program: CommandUnknownOpts): void {
       .command('hook <name> [args...]', { hidden: true })
       .description('run by the installed git hooks'),
     hook,
+  );
+  act(
+    program
+      .command('merge-driver <base> <ours> <theirs> <path>', { hidden: true })
+      .description('run by git as the merge driver of the files git-tune generates (.tune/<name>/README.md, USAGE.md)'),
+    mergeDriver,
   );
 }
 
@@ -38,6 +44,11 @@ function describe(o: HooksOutcome): string {
   if (o.removed.length) lines.push(`removed ${o.removed.join(', ')}`);
   if (o.restored.length) lines.push(`restored the hooks that were there: ${o.restored.join(', ')}`);
   for (const s of o.skipped) lines.push(`left ${s.hook} alone: ${s.why}`);
+  const md = o.mergeDriver;
+  if (md && (md.config !== 'unchanged' || md.attributeLines !== 'unchanged') && !(md.config === 'absent' && md.attributeLines === 'absent')) {
+    const verb = md.config === 'removed' || md.attributeLines === 'removed' ? 'removed' : 'installed';
+    lines.push(`${verb} the merge driver for README.md and USAGE.md (${md.attributes}, [merge "git-tune"] in .git/config)`);
+  }
   if (lines.length === 0) lines.push('nothing to do');
   return `${o.dir}: ${lines.join('; ')}`;
 }
@@ -54,6 +65,17 @@ async function uninstall(io: CommandIO, opts: { json?: boolean }): Promise<void>
   const out = await uninstallHooks(await openRepo(io.cwd), io.env);
   if (opts.json) printJson(io, out);
   else io.out(describe(out));
+}
+
+/**
+ * `git-tune merge-driver <base> <ours> <theirs> <path>`: the merged file into
+ * <ours>, exit 0 when clean, 1 when it holds conflict markers (what git
+ * expects of a driver). Anything unexpected leaves git's own line merge.
+ */
+async function mergeDriver(io: CommandIO, base: string, ours: string, theirs: string, file: string, _opts: unknown): Promise<void> {
+  const { runMergeDriver } = await import('../../app/merge-driver.js');
+  const clean = await runMergeDriver(io.cwd, io.env, { base, ours, theirs, path: file });
+  if (!clean) process.exitCode = 1;
 }
 
 function readStdin(): Promise<string> {

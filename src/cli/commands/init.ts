@@ -23,7 +23,7 @@ export function register(program: CommandUnknownOpts): void {
       .option('--held-out <file>', 'keep these cases apart (same formats): no batch uses them, no edit may quote them; `git tune baseline` and the final check run them (needs --dataset)')
       .option('--github', 'also install the GitHub workflows (final check on pull requests, sharded; a PR comment) into .github/workflows/; alone on an existing tuning, only that')
       .option('--agent-skill', 'add the skill file for coding agents (.claude/skills/git-tune/SKILL.md) to the init commit')
-      .option('--no-hooks', 'do not install the git hooks (`git tune hooks install` does it later)')
+      .option('--no-hooks', 'do not install the git hooks and the merge driver of the generated files (`git tune hooks install` does it later)')
       .addOption(dryRunOpt())
       .addOption(json())
       .addHelpText('after', `
@@ -89,6 +89,9 @@ async function run(io: CommandIO, name: string, opts: InitOptions): Promise<void
       const where = path.relative(repo.dir, hooks.dir);
       io.err(`installed git hooks in ${where.startsWith('..') ? hooks.dir : where}${chained}; \`git tune hooks uninstall\` removes them`);
       for (const s of hooks.skipped) io.err(`warning: git hook ${s.hook} not installed: ${s.why}`);
+      if (hooks.mergeDriver && hooks.mergeDriver.attributeLines !== 'unchanged') {
+        io.err('installed the merge driver of .tune/*/README.md and USAGE.md (.git/info/attributes, [merge "git-tune"] in .git/config): native git revert and cherry-pick do not conflict in them');
+      }
     } catch (err) {
       io.err(`warning: git hooks not installed (${(err as Error).message}); \`git tune hooks install\` tries again`);
     }
