@@ -31,7 +31,7 @@ export function spaceFault(err: unknown, depth = 0): SpaceFault | null {
   const message = typeof e.message === 'string' ? e.message : '';
   if (!SPACE_WORDS.test(message)) return null;
   // Native git names the file it could not write: "unable to write file X", "unable to create 'X'".
-  const named = /(?:write|create|open)(?: (?:file|temporary file))? '?([^':\s][^':]*?)'?: (?:no space|disk quota)/i.exec(message)
+  const named = /(?:write|create|open)(?: (?:file|temporary file))? '?([^':\s]*\/[^':]*?)'?: (?:no space|disk quota)/i.exec(message)
     ?? /, \w+ '([^']+)'/.exec(message);
   return { quota: QUOTA_WORDS.test(message), file: named?.[1] ?? null };
 }
@@ -104,7 +104,7 @@ export function diskFullError(err: unknown, where: string = process.cwd()): Tune
     mount = existingDir(file);
   }
   const what = fault.quota ? `the disk quota on ${mount} is exceeded` : `no space left on ${mount}`;
-  return new TuneError('disk-full', `${what}${free}: could not write ${file}`, {
+  return new TuneError('disk-full', `${what}${free}: ${fault.file ? `could not write ${file}` : `a write in ${file} failed`}`, {
     exitCode: EXIT.space,
     hint: `free space on ${mount}, then: git tune next`,
     cause: err,
