@@ -18,6 +18,7 @@ export const EXIT_CODES = [
   { name: 'conflict', code: 4, help: 'another command moved the branch', meaning: 'conflict: another command moved the branch, or a lock is held', todo: 'another command wrote first or holds the lock: wait for it, then `git tune next`' },
   { name: 'runner', code: 5, help: 'runner sandbox down', meaning: 'the runner failed in a way that stops the run (sandbox down)', todo: 'bring the runner\'s sandbox or service back, then run again (finished cases are kept)' },
   { name: 'notVerified', code: 6, help: 'final check not VERIFIED', meaning: 'the final check is not VERIFIED', todo: 'read the final check\'s summary; go on with the loop as `git tune next` says' },
+  { name: 'space', code: 7, help: 'disk full', meaning: 'the file system is full (ENOSPC) or over quota (EDQUOT)', todo: 'free space on the file system `error:` names, then `git tune next` (the interrupted step is finished, nothing half-written is kept)' },
   { name: 'interrupted', code: 130, help: 'interrupted', meaning: 'interrupted (Ctrl-C)', todo: 'finished cases are kept: run the command again (`git tune run` resumes)' },
 ] as const;
 

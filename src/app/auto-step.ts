@@ -12,6 +12,7 @@ import { VOID_FLOOR, type NextStep } from '../core/next.js';
 import { passedRuleBreaks, type RuleBreak } from '../core/rules.js';
 import { EXIT, TuneError, type ExitCode } from '../errors.js';
 import type { Env } from '../git/identity.js';
+import { diskFullError } from '../git/disk-full.js';
 import type { CaseEvent } from '../run/progress.js';
 import { planNextBatch, writePlan } from './batch.js';
 import type { WriteContext } from './commit.js';
@@ -71,6 +72,8 @@ export async function performStep(tuning: Tuning, step: NextStep, ctx: StepConte
   try {
     return await dispatch(tuning, step, ctx);
   } catch (err) {
+    const full = diskFullError(err, tuning.repo.dir);
+    if (full) return { kind: 'error', message: full.message, exitCode: full.exitCode, hint: full.hint ?? null };
     if (!(err instanceof TuneError)) throw err;
     if (err.code === 'budget-spent') return { kind: 'budget', reason: err.message };
     return { kind: 'error', message: err.message, exitCode: err.exitCode, hint: err.hint ?? null };

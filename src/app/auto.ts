@@ -7,6 +7,7 @@ import { branchName, branchRef } from '../core/names.js';
 import { configPath, localPath, tuningDir } from '../core/paths.js';
 import type { NextStep } from '../core/next.js';
 import { EXIT, usageError, type ExitCode } from '../errors.js';
+import { diskFullError } from '../git/disk-full.js';
 import type { Env } from '../git/identity.js';
 import { openRepo } from '../git/open.js';
 import type { GitRepo } from '../git/types.js';
@@ -326,7 +327,8 @@ export async function autoAll(cwd: string, opts: AutoOptions & { only?: string }
       results.push(result);
       if (result.outcome === 'stopped' || result.outcome === 'interrupted' || result.outcome === 'time-up') halt = result;
     } catch (err) {
-      results.push(notStarted(name, 'error', (err as Error).message, EXIT.unexpected));
+      const full = diskFullError(err, repo.dir);
+      results.push(full ? notStarted(name, 'error', `${full.message} (fix: ${full.hint})`, EXIT.space) : notStarted(name, 'error', (err as Error).message, EXIT.unexpected));
     }
   }
   const back = home ? home.replace('refs/heads/', '') : homeOid;

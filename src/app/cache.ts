@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,6 +8,8 @@ import { branchName } from '../core/names.js';
 import { parseStep } from '../core/steps.js';
 import { historyError } from '../errors.js';
 import type { GitRepo } from '../git/types.js';
+import { tempFileFor } from '../git/temp-files.js';
+import { diskFullPoint } from '../faults/enospc.js';
 import { localPath } from '../core/paths.js';
 
 /**
@@ -226,8 +228,9 @@ function framed(value: unknown): Buffer {
  * the new segment, if any.
  */
 async function writeCache(file: string, head: Head, state: TuningState, segments: Buffer, added: Tail | null): Promise<void> {
-  const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const tmp = tempFileFor(file);
   try {
+    diskFullPoint('cache', tmp);
     const bytes = Buffer.concat([MAGIC, framed(head), framed(state), segments, ...(added ? [framed(packTail(added))] : [])]);
     await fs.mkdir(path.dirname(file), { recursive: true });
     await fs.writeFile(tmp, bytes);
@@ -259,7 +262,7 @@ function memoAt(gitdir: string, tuning: string, tip: string): <T>(key: string, c
     if (key in values) return values[key] as T;
     const value = compute();
     values[key] = value;
-    const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+    const tmp = tempFileFor(file);
     try {
       mkdirSync(path.dirname(file), { recursive: true });
       writeFileSync(tmp, v8.serialize({ code, tip, values }));

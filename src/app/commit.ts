@@ -11,6 +11,9 @@ import { blobOid, readIndexEntries } from '../git/index-file.js';
 import { withToolLock } from '../git/lock-owner.js';
 import type { FileChange, GitRepo, NewCommit } from '../git/types.js';
 import { crashPoint } from '../faults/crash.js';
+import { diskFullPoint } from '../faults/enospc.js';
+import { isSpaceError } from '../git/disk-full.js';
+import { writeFileAtomic } from '../git/lockfile.js';
 import { DryRun } from './dry-run.js';
 import { clearJournal, writeJournal } from './recover.js';
 import { reportChanges, withReports } from './reports.js';
@@ -209,6 +212,7 @@ async function writeSteps(target: CommitTarget, steps: readonly StepCommit[], ct
     return (messages[i] = formatStep(step, commit.subject, commit.body ?? ''));
   };
   const ahead = lastOnly ? commits.length - 1 : commits.length;
+  diskFullPoint('objects', path.join(repo.gitdir, 'objects'));
   const oids = await writeChain(repo, target.parent, ahead, (i, written) => ({ changes: commits[i]!.changes, message: messageOf(i, written), author, committer }));
   if (lastOnly) {
     // The last commit's README.md and USAGE.md, rendered from the whole chain as written (its ids).
@@ -235,6 +239,7 @@ async function writeSteps(target: CommitTarget, steps: readonly StepCommit[], ct
     paths: checkout ? [...touched] : [], head: opts.switchHead ? await headNow(repo) : null, command: `git tune ${label}`,
   });
   try {
+    diskFullPoint('ref', path.join(repo.gitdir, `${target.ref}.lock`));
     await repo.compareAndSwapRef(target.ref, tip, expected);
   } catch (err) {
     await clearJournal(repo, target.tuning);
@@ -244,6 +249,7 @@ async function writeSteps(target: CommitTarget, steps: readonly StepCommit[], ct
   if (tags.length > 0) {
     // In one transaction; when they cannot land, neither does the branch: the chain lands whole or not at all.
     try {
+      diskFullPoint('tags', path.join(repo.gitdir, `${tags[0]![0]}.lock`));
       await repo.createRefs(tags);
     } catch (err) {
       await (expected === null ? repo.deleteRef(target.ref, tip) : repo.compareAndSwapRef(target.ref, expected, tip)).catch(() => undefined);
@@ -256,10 +262,56 @@ async function writeSteps(target: CommitTarget, steps: readonly StepCommit[], ct
     await repo.setHeadRef(target.ref);
     await crashPoint(`${label}:after-head`);
   }
-  if (checkout) await repo.checkoutPaths(tip, [...touched]);
+  if (checkout) {
+    // What the command read from the working tree on purpose (findings, changes, prose) is put back as it was if the step is undone.
+    const read = await readFromWorktree(repo, commits.flatMap((c) => [...(c.fromWorktree ?? [])]));
+    try {
+      await repo.checkoutPaths(tip, [...touched]);
+    } catch (err) {
+      if (isSpaceError(err)) await undoStep(target, { tip, expected, tags, paths: [...touched], read, switchedHead: opts.switchHead === true });
+      throw err;
+    }
+  }
   await clearJournal(repo, target.tuning);
   await crashPoint(`${label}:after-checkout`);
   return oids;
+}
+
+/**
+ * A step whose branch moved but whose files could not all be written (a full
+ * disk): the working tree and index go back to the step before, then the
+ * tags and the branch, so the command fails whole and `git status` stays
+ * clean (before, `git status` showed the step's new files as staged
+ * deletions until the next command finished the step). When going back
+ * fails too (the disk is still full), the journal stays, and the next
+ * command finishes the step forward instead (src/app/recover.ts).
+ */
+async function undoStep(
+  target: CommitTarget,
+  step: { tip: string; expected: string | null; tags: Array<[string, string]>; paths: string[]; read: ReadonlyMap<string, Buffer>; switchedHead: boolean },
+): Promise<void> {
+  const { repo } = target;
+  // A step that made its branch or moved HEAD (an import) is finished forward, never undone.
+  if (step.expected === null || step.switchedHead || !target.onBranch) return;
+  try {
+    await repo.checkoutPaths(step.expected, step.paths);
+    for (const [file, content] of step.read) await writeFileAtomic(path.join(repo.dir, file), content);
+    for (const [ref, oid] of step.tags) await repo.deleteRef(ref, oid);
+    await repo.compareAndSwapRef(target.ref, step.expected, step.tip);
+  } catch {
+    return; // the journal finishes the step on the next command
+  }
+  await clearJournal(repo, target.tuning);
+}
+
+/** The files a command read from the working tree on purpose, as they are on disk now. */
+async function readFromWorktree(repo: GitRepo, files: readonly string[]): Promise<Map<string, Buffer>> {
+  const out = new Map<string, Buffer>();
+  for (const file of new Set(files)) {
+    const content = await fs.readFile(path.join(repo.dir, file)).catch(() => null);
+    if (content) out.set(file, content);
+  }
+  return out;
 }
 
 /** The commits a dry run would write, README.md and USAGE.md included: nothing is locked or written. */

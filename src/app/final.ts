@@ -17,6 +17,7 @@ import {
 import { EXIT, historyError, TuneError, usageError } from '../errors.js';
 import type { Env } from '../git/identity.js';
 import { withToolLock } from '../git/lock-owner.js';
+import { diskFullPoint } from '../faults/enospc.js';
 import type { CaseLogs } from '../run/logs.js';
 import { keptWorkspaceDir } from '../run/case.js';
 import { RunStore } from '../run/store.js';
@@ -172,7 +173,24 @@ async function writeResultSet(
 ): Promise<void> {
   const tmp = `${dir.replace(/[\\/]+$/, '')}.tmp-${process.pid}`;
   await fs.rm(tmp, { recursive: true, force: true });
+  try {
+    await fillResultSet(tmp, set, logs);
+  } catch (err) {
+    // A full disk half way: nothing of the set is left behind (the old one, if any, stays).
+    await fs.rm(tmp, { recursive: true, force: true }).catch(() => undefined);
+    throw err;
+  }
+  await fs.rm(dir, { recursive: true, force: true });
+  await fs.rename(tmp, dir);
+}
+
+async function fillResultSet(
+  tmp: string,
+  set: { manifest: ResultSetManifest; results: readonly CaseResult[]; writes: Record<string, MemoryWrite[]>; judge: JudgeFile },
+  logs: ReadonlyMap<string, SetLogs>,
+): Promise<void> {
   await fs.mkdir(tmp, { recursive: true });
+  diskFullPoint('result-set', path.join(tmp, SET_FILES.results));
   const json = (v: unknown) => `${JSON.stringify(v, null, 2)}\n`;
   await fs.writeFile(path.join(tmp, SET_FILES.manifest), json(set.manifest));
   await fs.writeFile(path.join(tmp, SET_FILES.results), json(set.results));
@@ -187,8 +205,6 @@ async function writeResultSet(
     await fs.copyFile(l.transcript, path.join(to, 'transcript.jsonl')).catch(() => undefined);
     await fs.cp(l.workspace, path.join(to, 'workspace'), { recursive: true }).catch(() => undefined);
   }
-  await fs.rm(dir, { recursive: true, force: true });
-  await fs.rename(tmp, dir);
 }
 
 /** Reads and checks one result set folder; a bad one is refused with the file and what is wrong. */

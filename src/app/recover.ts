@@ -3,6 +3,7 @@ import path from 'node:path';
 import { branchName, tagRef } from '../core/names.js';
 import { writeFileAtomic } from '../git/lockfile.js';
 import { removeDeadGitLocks, tryToolLock } from '../git/lock-owner.js';
+import { removeDeadTemps } from '../git/temp-files.js';
 import type { GitRepo } from '../git/types.js';
 import { localPath, localRoot, LOCKS_DIR } from '../core/paths.js';
 
@@ -37,7 +38,7 @@ export interface StepJournal {
 const journalFile = (gitdir: string, tuning: string) => localPath(gitdir, tuning, 'pending-step.json');
 
 export async function writeJournal(repo: GitRepo, journal: StepJournal): Promise<void> {
-  await writeFileAtomic(journalFile(repo.gitdir, journal.tuning), `${JSON.stringify(journal)}\n`);
+  await writeFileAtomic(journalFile(repo.gitdir, journal.tuning), `${JSON.stringify(journal)}\n`, 0o644, 'journal');
 }
 
 export async function clearJournal(repo: GitRepo, tuning: string): Promise<void> {
@@ -119,6 +120,8 @@ export async function finishInterruptedSteps(repo: GitRepo): Promise<string[]> {
   const out: string[] = [];
   const locks = await removeDeadGitLocks(repo.gitdir);
   if (locks.length > 0) out.push(`lock files left by a git-tune that was killed were removed: ${locks.map((l) => `.git/${l}`).join(', ')}`);
+  const temps = await sweepTemps(repo);
+  if (temps.length > 0) out.push(`temporary files left by a git-tune that died were removed: ${temps.join(', ')}`);
   for (const name of names) {
     if (name === LOCKS_DIR) continue;
     const journal = await readJournal(repo, name);
@@ -133,6 +136,35 @@ export async function finishInterruptedSteps(repo: GitRepo): Promise<string[]> {
     if (journal && done && done.length > 0) out.push(`an interrupted ${journal.command} was finished: ${done.join('; ')}`);
   }
   return out;
+}
+
+const swept = new Set<string>();
+
+/**
+ * Removes the temporary files (`*.tmp-<pid>-…`, src/git/temp-files.ts) a
+ * dead git-tune left where it writes: under `.tune/`, `.git/tune/`, beside
+ * `.git/index` and HEAD, and beside the files of an unfinished step (prose
+ * anywhere in the tree); once per process and repository. Returns them,
+ * relative to the working tree.
+ */
+async function sweepTemps(repo: GitRepo): Promise<string[]> {
+  if (swept.has(repo.gitdir)) return [];
+  swept.add(repo.gitdir);
+  const dirs = [
+    { dir: path.join(repo.dir, '.tune'), recursive: true },
+    { dir: localRoot(repo.gitdir), recursive: true },
+    { dir: repo.gitdir, recursive: false },
+  ];
+  if (repo.indexDir && repo.indexDir !== repo.gitdir) dirs.push({ dir: repo.indexDir, recursive: false });
+  const names = await fs.readdir(localRoot(repo.gitdir)).catch(() => [] as string[]);
+  for (const name of names) {
+    const journal = name === LOCKS_DIR ? null : await readJournal(repo, name);
+    for (const file of journal?.paths ?? []) {
+      if (!file.startsWith('.tune/')) dirs.push({ dir: path.dirname(path.join(repo.dir, file)), recursive: false });
+    }
+  }
+  const removed = await removeDeadTemps(dirs);
+  return removed.map((f) => path.relative(repo.dir, f).split(path.sep).join('/'));
 }
 
 /**

@@ -12,6 +12,7 @@ import { localPath, memoryPath, RUN_FILES, runFilePath } from '../core/paths.js'
 import { historyError, usageError } from '../errors.js';
 import type { Env } from '../git/identity.js';
 import { withToolLock } from '../git/lock-owner.js';
+import { diskFullError, isSpaceError } from '../git/disk-full.js';
 import { runCase } from '../run/case.js';
 import { writeRunLogs, type CaseLogs } from '../run/logs.js';
 import { keptWorkspaceDir } from '../run/case.js';
@@ -183,6 +184,8 @@ export async function runCasesKept(cases: readonly Case[], k: KeptCases, ctx: Ru
   const scratch = await makeScratch(k.name);
   const progress = createProgress(k.name, k.total, k.total - cases.length, ctx.err, ctx.isTTY, ctx.onCase);
   let stopped: string | null = null;
+  // A full disk (our own write of a case, or the runner's): no new case starts, the running ones end unkept, and it is thrown once they have.
+  let diskFull: unknown = null;
   const running = { ...k.usedBefore };
   try {
     await runPool(cases, k.concurrency, async (item) => {
@@ -198,10 +201,21 @@ export async function runCasesKept(cases: readonly Case[], k: KeptCases, ctx: Ru
         stopped ??= `sandbox down: ${outcome.result.sandboxDown}`;
         return;
       }
-      await k.store.save(outcome.result, outcome.writes, outcome.rawResult);
+      if (outcome.diskFull || diskFull !== null) {
+        diskFull ??= outcome.diskFull;
+        return;
+      }
+      try {
+        await k.store.save(outcome.result, outcome.writes, outcome.rawResult);
+      } catch (err) {
+        if (!isSpaceError(err)) throw err;
+        diskFull ??= err;
+        return;
+      }
       k.stored.set(item.id, { result: outcome.result, writes: outcome.writes, rawResult: outcome.rawResult });
       stopped ??= budgetLeft(k.config.budget, running);
-    }, () => stopped !== null || ctx.interrupted.value || (ctx.stop?.() ?? false));
+    }, () => stopped !== null || diskFull !== null || ctx.interrupted.value || (ctx.stop?.() ?? false));
+    if (diskFull !== null) throw diskFullError(diskFull, k.root) ?? diskFull;
   } finally {
     progress.done();
     await removeScratch(scratch);

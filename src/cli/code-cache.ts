@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import vm from 'node:vm';
+import { diskFullPoint } from '../faults/enospc.js';
 
 /**
  * Loads the CLI's CommonJS bundle (dist/bin/cli.cjs) with V8's code cache:
@@ -93,6 +94,7 @@ function writeCache(file: string, script: vm.Script): void {
   try {
     const data = script.createCachedData();
     writeFileSync(tmp, Buffer.concat([createHash('sha1').update(data).digest(), data]), { mode: 0o600 });
+    diskFullPoint('code-cache', tmp);
     renameSync(tmp, file);
     pruneOtherBuilds(path.dirname(file), path.basename(file).slice(0, 16));
   } catch {

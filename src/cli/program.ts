@@ -1,5 +1,6 @@
 import { Command, CommanderError, type CommandUnknownOpts } from '@commander-js/extra-typings';
 import { EXIT, exitCodesHelp, TuneError } from '../errors.js';
+import { diskFullError } from '../git/disk-full.js';
 import type { CommandIO } from './io.js';
 import { packageVersion } from '../app/version.js';
 import { currentNestedIO, setNestedIO } from './command.js';
@@ -65,7 +66,9 @@ ${exitCodesHelp()}`)
   return program;
 }
 
-function printError(err: unknown, debug: boolean, wantsJson: boolean): number {
+function printError(thrown: unknown, debug: boolean, wantsJson: boolean): number {
+  // A full disk (ENOSPC, EDQUOT) from anywhere, however wrapped, is exit 7 and names the file system, never "unexpected".
+  const err = diskFullError(thrown) ?? thrown;
   const io = currentNestedIO()?.();
   const stdout = (text: string) => (io ? io.out(text) : process.stdout.write(text));
   const stderr = (text: string) => (io ? io.err(text) : process.stderr.write(text));

@@ -10,7 +10,7 @@ export const ERROR_CODES = [
   'bad-reason', 'bad-result-set', 'bad-shard', 'bad-size', 'bad-tuning-name', 'bad-until', 'bad-verdict',
   'batch-closed', 'batch-not-due', 'budget-spent', 'candidate-not-due', 'cases-missing',
   'changes-md-unchanged', 'checkpoint-not-due', 'demo-dir-not-a-dir', 'demo-dir-not-empty',
-  'demo-init-failed', 'detached-head', 'dirty-file', 'editor-failed', 'empty-dataset-dir', 'final-not-due',
+  'demo-init-failed', 'detached-head', 'dirty-file', 'disk-full', 'editor-failed', 'empty-dataset-dir', 'final-not-due',
   'final-recorded', 'findings-edited', 'git-busy', 'git-failed', 'github-api', 'github-unreachable',
   'grade-first', 'held-out-clash', 'held-out-quoted', 'history-incomplete', 'index-unsupported', 'interrupted', 'keep-without-why',
   'linked-worktree', 'log-needs-case', 'memory-half', 'memory-shape', 'merge-failed', 'no-batch',

@@ -3,12 +3,29 @@ import nodeFs from 'node:fs';
 import path from 'node:path';
 import git from 'isomorphic-git';
 import { compareAndSwapRef, readRefValue, withIndexLock, writeFileAtomic } from './lockfile.js';
+import { tempFileFor } from './temp-files.js';
+import { diskFullPoint } from '../faults/enospc.js';
 import type { Env } from './identity.js';
 import { NativeCommands } from './native-commands.js';
 import type { CommitInfo, GitRepo, LogEntry, NewCommit, PushOptions, PushResult, RefEntry, TreeFile } from './types.js';
 import { buildTree, changedPaths, listFiles, treeOidAt, type TreeEntry, type TreeReader, type TreeWriter } from './trees.js';
 import { assertIndexSupported, removeEmptyDirs } from './worktree.js';
 
+/**
+ * isomorphic-git writes a loose object straight to its final name and never
+ * writes one that exists: an object cut short by a full disk would stay
+ * corrupt for good. A write that fails removes what it wrote.
+ */
+async function writeWhole(file: unknown, data: Uint8Array | string, options?: unknown): Promise<void> {
+  try {
+    await fs.writeFile(file as string, data, options as never);
+  } catch (err) {
+    if (typeof file === 'string') await fs.rm(file, { force: true }).catch(() => undefined);
+    throw err;
+  }
+}
+
+const objectsFs = { ...nodeFs, promises: { ...nodeFs.promises, writeFile: writeWhole } };
 
 /**
  * GitRepo over isomorphic-git. Commits are built from plumbing
@@ -40,18 +57,23 @@ export class IsoGitRepo extends NativeCommands implements GitRepo {
     const index = path.join(this.gitdir, 'index');
     const writeFile = async (file: unknown, data: Uint8Array | string, options?: unknown) => {
       if (typeof file === 'string' && path.resolve(file) === index) {
-        const tmp = `${index}.tune-${process.pid}`;
-        await fs.writeFile(tmp, data, options as never);
-        await fs.rename(tmp, index);
+        const tmp = tempFileFor(index);
+        try {
+          await fs.writeFile(tmp, data, options as never);
+          await fs.rename(tmp, index);
+        } catch (err) {
+          await fs.rm(tmp, { force: true });
+          throw err;
+        }
         return;
       }
-      return fs.writeFile(file as string, data, options as never);
+      return writeWhole(file, data, options);
     };
     return { ...nodeFs, promises: { ...nodeFs.promises, writeFile } };
   }
 
   private get base() {
-    return { fs: nodeFs, dir: this.dir, gitdir: this.gitdir, cache: this.cache };
+    return { fs: objectsFs, dir: this.dir, gitdir: this.gitdir, cache: this.cache };
   }
 
   resolveRef(ref: string): Promise<string | null> {
@@ -195,7 +217,9 @@ export class IsoGitRepo extends NativeCommands implements GitRepo {
         const full = path.join(this.dir, filepath);
         if (file) {
           const { blob } = await git.readBlob({ ...this.base, oid: file.oid });
-          await writeFileAtomic(full, blob, file.mode === '100755' ? 0o755 : 0o644);
+          await writeFileAtomic(full, blob, file.mode === '100755' ? 0o755 : 0o644, 'checkout');
+          // isomorphic-git writes the index once per file (and tries each write twice): the disk-full tests fail it here.
+          diskFullPoint('index', path.join(this.gitdir, 'index'));
           await git.updateIndex({ ...this.base, fs: this.indexFs, filepath, add: true });
         } else {
           await fs.rm(full, { force: true });

@@ -95,9 +95,16 @@ export async function noteLockOwner(gitdir: string, lockPath: string, command = 
   const file = noteFile(gitdir, lockPath);
   await fs.mkdir(path.dirname(file), { recursive: true });
   // Renamed into place: a command reading it meanwhile sees no note or the whole note, never half of one.
-  const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
-  await fs.writeFile(tmp, JSON.stringify({ ...(await currentHolder(command)), ino: st.ino, mtimeMs: st.mtimeMs }));
-  await fs.rename(tmp, file);
+  const holder = await currentHolder(command);
+  // Named as src/git/temp-files.ts names them, so one a killed process leaves is swept.
+  const tmp = `${file}.tmp-${process.pid}-${holder.start ?? 0}-${randomBytes(4).toString('hex')}`;
+  try {
+    await fs.writeFile(tmp, JSON.stringify({ ...holder, ino: st.ino, mtimeMs: st.mtimeMs }));
+    await fs.rename(tmp, file);
+  } catch (err) {
+    await fs.rm(tmp, { force: true }).catch(() => undefined);
+    throw err;
+  }
 }
 
 /** Forgets the note; called before the lock file goes (a note must never outlive its lock). */

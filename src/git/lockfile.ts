@@ -1,8 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import { promises as fs, constants } from 'node:fs';
 import path from 'node:path';
 import { TuneError, EXIT } from '../errors.js';
+import { diskFullPoint, type EnospcPoint } from '../faults/enospc.js';
 import { forgetLockOwner, gitLockError, noteLockOwner, removeDeadGitLock } from './lock-owner.js';
+import { tempFileFor } from './temp-files.js';
 
 /**
  * Ref updates that follow git's own lock-file protocol, so git-tune and
@@ -203,17 +204,28 @@ export async function withIndexLock<T>(gitdir: string, fn: () => Promise<T>, wai
   }
 }
 
-/** Writes a file so a reader sees the old content or the new, never half. */
-export async function writeFileAtomic(file: string, content: Uint8Array | string, mode = 0o644): Promise<void> {
+/**
+ * Writes a file so a reader sees the old content or the new, never half: into
+ * a temporary file beside it (src/git/temp-files.ts), renamed over it. A
+ * write that fails (a full disk) removes its temporary file and leaves the
+ * old content. `point` names the write for the disk-full tests (src/faults/enospc.ts).
+ */
+export async function writeFileAtomic(file: string, content: Uint8Array | string, mode = 0o644, point?: EnospcPoint): Promise<void> {
   await fs.mkdir(path.dirname(file), { recursive: true });
-  const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const tmp = tempFileFor(file);
   const handle = await fs.open(tmp, 'w', mode);
   try {
-    await handle.writeFile(content);
-    await handle.sync();
-  } finally {
-    await handle.close();
+    try {
+      if (point) diskFullPoint(point, tmp);
+      await handle.writeFile(content);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await fs.chmod(tmp, mode);
+    await fs.rename(tmp, file);
+  } catch (err) {
+    await fs.rm(tmp, { force: true }).catch(() => undefined);
+    throw err;
   }
-  await fs.chmod(tmp, mode);
-  await fs.rename(tmp, file);
 }

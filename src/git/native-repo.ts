@@ -1,6 +1,6 @@
 import { StringDecoder } from 'node:string_decoder';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import type { Readable } from 'node:stream';
 import path from 'node:path';
@@ -8,6 +8,9 @@ import { deflateSync } from 'node:zlib';
 import { singleQuoted } from '../core/argv.js';
 import { TuneError, EXIT, conflictError } from '../errors.js';
 import { readRefValue, withIndexLock, writeFileAtomic } from './lockfile.js';
+import { isSpaceError } from './disk-full.js';
+import { tempFileFor } from './temp-files.js';
+import { diskFullPoint } from '../faults/enospc.js';
 import type { Env } from './identity.js';
 import { NativeCommands } from './native-commands.js';
 import type { CommitInfo, GitRepo, LogEntry, NewCommit, Person, PushOptions, PushResult, RefEntry, TreeFile } from './types.js';
@@ -589,6 +592,8 @@ export class NativeGitRepo extends NativeCommands implements GitRepo {
   }
 
   private async explainRefFailure(ref: string, expected: string | null, stderr: string, args: string[]): Promise<never> {
+    // A full disk is not a lock nor a race: the caller reports it as disk-full (src/git/disk-full.ts).
+    if (isSpaceError(new Error(stderr))) throw gitFailed(args, 1, stderr);
     const current = await readRefValue(this.gitdir, ref);
     if (current !== expected) {
       throw conflictError(
@@ -661,7 +666,7 @@ export class NativeGitRepo extends NativeCommands implements GitRepo {
       for (const [filepath, entry] of files) {
         const full = path.join(this.dir, filepath);
         if (entry) {
-          await writeFileAtomic(full, await this.readTyped(entry.oid, 'blob'), entry.mode === '100755' ? 0o755 : 0o644);
+          await writeFileAtomic(full, await this.readTyped(entry.oid, 'blob'), entry.mode === '100755' ? 0o755 : 0o644, 'checkout');
         } else {
           await fs.rm(full, { force: true });
           await removeEmptyDirs(this.dir, path.dirname(full));
@@ -679,11 +684,12 @@ export class NativeGitRepo extends NativeCommands implements GitRepo {
    */
   private async updateIndex(paths: readonly string[]): Promise<void> {
     const index = path.join(this.gitdir, 'index');
-    const copy = path.join(this.gitdir, `tune-index-${process.pid}-${randomBytes(4).toString('hex')}`);
+    const copy = tempFileFor(index);
     try {
       await fs.copyFile(index, copy).catch((err: NodeJS.ErrnoException) => {
         if (err.code !== 'ENOENT') throw err;
       });
+      diskFullPoint('index', copy);
       await this.run(['--work-tree', path.resolve(this.dir), 'update-index', '--add', '--remove', '-z', '--stdin'], {
         input: paths.map((p) => `${p}\0`).join(''),
         env: { GIT_INDEX_FILE: copy },

@@ -9,6 +9,7 @@ import { redactJson, redactText, secretsOf, type Secret } from '../core/redact.j
 import { diffMemory, snapshotMemory, summarizeWrites, writeMemory, type MemoryFile } from './memory.js';
 import { cutMarker, MAX_LOG_BYTES, readCapped, readHead, runProcess } from './process.js';
 import { resolveCommand, type PresetScope } from './presets/index.js';
+import { isSpaceError, spaceFault } from '../git/disk-full.js';
 
 /**
  * One case of a run, start to end: private dirs, the runner process, its
@@ -38,12 +39,30 @@ export interface CaseOutcome {
   stderrFile: string;
   /** The runner's whole result file, as written (for the logs ref). */
   rawResult: string | null;
+  /**
+   * The runner failed because a file system is full (ENOSPC or EDQUOT in its
+   * stderr or its spawn error): the machine's fault, not the prose's. Such a
+   * case is not kept; the run stops as on a downed sandbox, with exit 7.
+   */
+  diskFull?: Error;
 }
 
 /** Largest result file read: a runner that writes more gets a clear case error. */
 export const MAX_RESULT_BYTES = 16 * 1024 * 1024;
 /** Bytes of a transcript (and of each kept workspace file) kept in the logs ref: the same cap as stdout and stderr. */
 export const MAX_TRANSCRIPT_BYTES = MAX_LOG_BYTES;
+
+/** A failed runner's full disk: its spawn error or the end of its stderr says ENOSPC or EDQUOT. */
+async function runnerDiskFull(spawnError: string | null, stderrFile: string, dir: string): Promise<Error | undefined> {
+  const tail = (await fs.readFile(stderrFile, 'utf8').catch(() => '')).slice(-4096);
+  const said = [spawnError ?? '', ...tail.split('\n')].find((line) => isSpaceError(new Error(line)));
+  if (!said) return undefined;
+  const fault = spaceFault(new Error(said));
+  return Object.assign(new Error(`the runner ran out of disk space: ${said.trim().slice(0, 300)}`), {
+    code: fault?.quota ? 'EDQUOT' : 'ENOSPC',
+    path: fault?.file ?? dir,
+  });
+}
 
 const safeName = (id: string) => id.replace(/[^A-Za-z0-9._-]/g, '_');
 
@@ -230,9 +249,11 @@ export async function runCase(ctx: CaseContext, item: Case): Promise<CaseOutcome
     ...(parsed?.sandboxDown ? { sandboxDown: parsed.sandboxDown } : {}),
     startedAt,
   };
+  const diskFull = status === 'error' ? await runnerDiskFull(outcome.spawnError ?? null, stderrFile, dir) : undefined;
   await fs.rm(dir, { recursive: true, force: true }).catch(() => {});
   return {
     result: redactJson(result, secrets), writes: redactJson(writes, secrets), stdoutFile, stderrFile,
     rawResult: read.text === null ? null : redactText(read.text, secrets),
+    ...(diskFull ? { diskFull } : {}),
   };
 }

@@ -5,6 +5,7 @@ import { resolveIdentity } from '../git/identity.js';
 import type { FileChange, GitRepo } from '../git/types.js';
 import { formatMessage } from '../core/trailers.js';
 import { crashPoint } from '../faults/crash.js';
+import { diskFullPoint } from '../faults/enospc.js';
 import { listFiles } from './case.js';
 
 /**
@@ -46,6 +47,7 @@ export async function writeRunLogs(
   }
   const { author, committer } = await resolveIdentity(repo.gitdir, ctx.env, ctx.now);
   const message = formatMessage({ subject: `logs of ${run}`, body: '', trailers: [['Tune-Tuning', tuning], ['Tune-Run', run]] });
+  diskFullPoint('logs', path.join(repo.gitdir, 'objects'));
   const oid = await repo.writeCommit({ parent, changes, message, author, committer });
   await crashPoint('logs:after-objects');
   await repo.compareAndSwapRef(ref, oid, parent);

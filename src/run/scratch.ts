@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { promises as fs, readFileSync, readlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { diskFullPoint } from '../faults/enospc.js';
 
 /**
  * Scratch directories in the system temp dir (a run's case workspaces, the
@@ -134,6 +135,7 @@ export async function makeScratch(kind: string, tmp: string = os.tmpdir()): Prom
   let sweep = swept.get(tmp);
   if (!sweep) swept.set(tmp, (sweep = sweepScratch(tmp)));
   await sweep;
+  diskFullPoint('scratch', tmp);
   return fs.mkdtemp(path.join(tmp, scratchName(ownerOf(process.pid), kind)));
 }
 

@@ -35,7 +35,7 @@ export class RunStore {
   }
 
   async save(result: CaseResult, writes: MemoryWrite[], rawResult: string | null): Promise<void> {
-    await writeFileAtomic(this.caseFile(result.id), JSON.stringify({ result, writes, rawResult }));
+    await writeFileAtomic(this.caseFile(result.id), JSON.stringify({ result, writes, rawResult }), 0o644, 'case');
     await crashPoint('case:saved');
   }
 

@@ -39,7 +39,8 @@ describe('exit codes: one table', () => {
     expect(listed).toEqual(EXIT_CODES.map((e) => [e.code, e.help]));
     expect(exitCodesHelp()).toBe(
       'Exit codes: 0 ok, 1 unexpected, 2 usage or bad input, 3 not allowed by the history now,\n' +
-      '4 another command moved the branch, 5 runner sandbox down, 6 final check not VERIFIED, 130 interrupted.',
+      '4 another command moved the branch, 5 runner sandbox down, 6 final check not VERIFIED, 7 disk full,\n' +
+      '130 interrupted.',
     );
   });
 
