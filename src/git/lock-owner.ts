@@ -368,11 +368,15 @@ async function takeDriverLock(gitdir: string, tuning: string, command: string, n
   if (depth === 0) {
     const me = await currentHolder(command);
     for (let tries = 0; !(await createWhole(file, me)); tries++) {
+      if (tries >= 10) {
+        throw new TuneError('ref-locked', `the driver lock of tuning ${tuning} (${file}) cannot be taken over`, {
+          exitCode: EXIT.conflict, hint: `rm -r ${singleQuoted(file)}   # when no git tune auto runs here`,
+        });
+      }
       const text = await fs.readFile(file, 'utf8').catch(() => null);
       if (text === null) continue; // ended meanwhile
       const holder = parseHolder(text);
       if (holder && !isThisProcess(holder) && (await holderAlive(holder))) throw driverError(tuning, holder, named);
-      if (tries >= 10) throw driverError(tuning, holder ?? me, named);
       await takeOverStale(file, holder);
     }
   }

@@ -115,5 +115,9 @@ describe('the driver lock', () => {
     writeFileSync(driverFile(), '{"pid": 12');
     await expect(withDriverLock(gitdir, ['desk'], 'git tune auto', async () => 'drove')).resolves.toBe('drove');
     expect(readdirSync(path.join(gitdir, 'tune', 'desk'))).toEqual([]);
+    // Something that is no lock in its place: reported with the rm, not looped on.
+    mkdirSync(driverFile());
+    const err = await refusal(withDriverLock(gitdir, ['desk'], 'git tune auto', async () => 'drove'));
+    expect([err.code, err.exitCode, err.hint]).toEqual(['ref-locked', 4, `rm -r '${driverFile()}'   # when no git tune auto runs here`]);
   });
 });
