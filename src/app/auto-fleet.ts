@@ -3,6 +3,7 @@ import { DEFAULT_PICK, fleetReport, type FleetReport, type PickRule } from '../c
 import { localPath } from '../core/paths.js';
 import { EXIT, usageError, type ExitCode } from '../errors.js';
 import { openLinkedWorktree, removeLinkedWorktreeIfClean } from '../git/linked-worktree.js';
+import { withDriverLock } from '../git/lock-owner.js';
 import { gitOnPath, openRepo } from '../git/open.js';
 import type { GitRepo } from '../git/types.js';
 import { autoTuningIn, configured, type AutoOptions, type AutoResult, type AutoSession, type Usage } from './auto.js';
@@ -70,6 +71,13 @@ export async function autoFleet(cwd: string, fleet: string, opts: FleetAutoOptio
   if (drive.length === 0) {
     throw usageError('no-tunings', `no tuning of fleet ${fleet} has a config (${skipped.map((s) => `${s.tuning}: ${s.why}`).join('; ')})`, `git tune fleet ${fleet} --report`);
   }
+  // Every target is driven from the start (before its worktree is made), or none is.
+  return withDriverLock(main.gitdir, drive.map((m) => m.tuning), `git tune auto --fleet ${fleet}`, () => driveFleet(main, fleet, members, drive, skipped, opts));
+}
+
+async function driveFleet(
+  main: GitRepo, fleet: string, members: FleetMember[], drive: FleetMember[], skipped: FleetAutoResult['skipped'], opts: FleetAutoOptions,
+): Promise<FleetAutoResult> {
   const head = await main.headRef();
   if (drive.some((m) => head !== `refs/heads/${m.branch}`) && !gitOnPath(opts.env)) {
     throw usageError('no-git', 'auto --fleet drives each target in a linked worktree of native git, and git is not on PATH', 'install git and put it on PATH');

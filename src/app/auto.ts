@@ -9,12 +9,13 @@ import type { NextStep } from '../core/next.js';
 import { EXIT, usageError, type ExitCode } from '../errors.js';
 import { diskFullError } from '../git/disk-full.js';
 import type { Env } from '../git/identity.js';
+import { withDriverLock } from '../git/lock-owner.js';
 import { openRepo } from '../git/open.js';
 import type { GitRepo } from '../git/types.js';
 import type { CaseEvent } from '../run/progress.js';
 import { isFinalStep, performStep, type StepContext, type StepOutcome } from './auto-step.js';
 import { nextFor } from './decide.js';
-import { listTunings, loadTuning, readText, startTuning, type Tuning } from './tuning.js';
+import { listTunings, loadTuning, readText, resolveTuningName, startTuning, type Tuning } from './tuning.js';
 
 /** Tokens and dollars spent (what the live view in src/cli/live.ts shows). */
 export interface Usage {
@@ -80,6 +81,8 @@ export interface AutoOptions {
   onStep?: (step: NextStep, tuning: Tuning, number: number) => void;
   onCase?: (event: CaseEvent) => void;
   clock?: () => Date;
+  /** What the driver lock names as its holder (default `git tune auto`). */
+  command?: string;
 }
 
 export const stopFile = (gitdir: string, tuning: string) => localPath(gitdir, tuning, 'stop');
@@ -128,8 +131,18 @@ export async function autoTuning(cwd: string, opts: AutoOptions, name?: string):
   return autoTuningIn(await openRepo(cwd), opts, name);
 }
 
-/** The same in an opened repository (a fleet's target runs in its own linked worktree: src/git/linked-worktree.ts). */
+/**
+ * The same in an opened repository (a fleet's target runs in its own linked
+ * worktree: src/git/linked-worktree.ts). It drives the tuning: the driver
+ * lock is taken before anything else, so a second auto is refused before it
+ * would clear the first one's stop request.
+ */
 export async function autoTuningIn(repo: GitRepo, opts: AutoOptions, name?: string): Promise<AutoResult> {
+  const resolved = await resolveTuningName(repo, name);
+  return withDriverLock(repo.gitdir, [resolved.name], opts.command ?? 'git tune auto', () => driveTuning(repo, opts, resolved.name), !resolved.onBranch);
+}
+
+async function driveTuning(repo: GitRepo, opts: AutoOptions, name: string): Promise<AutoResult> {
   let tuning = await startTuning(repo, name);
   const { session } = opts;
   const stop = stopFile(repo.gitdir, tuning.name);
@@ -293,6 +306,11 @@ export async function autoAll(cwd: string, opts: AutoOptions & { only?: string }
     throw usageError('no-tunings', `no tune/* branch has a config${skipped.length ? ` (${skipped.map((s) => `${s.tuning}: ${s.why}`).join('; ')})` : ''}`,
       `git tune init <name> --prose 'agents/**/*.md' --runner 'node agent.js'`);
   }
+  // It switches branches under every tuning it will drive: it drives them all from the start, or none.
+  return withDriverLock(repo.gitdir, names, opts.command ?? 'git tune auto --all', () => driveAll(repo, names, skipped, opts));
+}
+
+async function driveAll(repo: GitRepo, names: string[], skipped: AllResult['skipped'], opts: AutoOptions): Promise<AllResult> {
   const dirty = await repo.uncommittedPaths(opts.env);
   if (dirty.length > 0) {
     throw usageError('uncommitted-changes', `--all switches branches, and the working tree has uncommitted changes: ${dirty.slice(0, 5).join(', ')}${dirty.length > 5 ? ', …' : ''}`,

@@ -14,7 +14,7 @@ import { makeScratch, removeScratch } from '../run/scratch.js';
 import { RunStore } from '../run/store.js';
 import { commitStep, targetOf } from './commit.js';
 import { DryRun } from './dry-run.js';
-import { requireOnBranch } from './guards.js';
+import { requireWriter } from './guards.js';
 import { casesById } from './held-out.js';
 import { judgeRun } from './judge.js';
 import { refuseIf } from './refuse.js';
@@ -41,12 +41,13 @@ export interface BaselineOutcome {
 export const BASELINE_RUN = 'baseline';
 
 export async function runBaseline(opened: Tuning, opts: { concurrency?: number; heldOutOnly?: boolean }, ctx: RunContext): Promise<BaselineOutcome> {
+  await requireWriter(opened);
   return withToolLock(opened.repo.gitdir, opened.name, 'git tune baseline', () => runBaselineLocked(opened, opts, ctx));
 }
 
 async function runBaselineLocked(opened: Tuning, opts: { concurrency?: number; heldOutOnly?: boolean }, ctx: RunContext): Promise<BaselineOutcome> {
   const tuning = await reloadTuning(opened);
-  requireOnBranch(tuning);
+  await requireWriter(tuning);
   const config = tuning.config;
   if (!config?.runner) throw usageError('no-runner', 'no runner is configured', `git tune config set runner.command 'node agent.js'`);
   resolveCommand(config.runner, 'runner', config);

@@ -2,7 +2,7 @@ import type { BatchPlan } from '../contracts/files.js';
 import { planBatch } from '../core/plan.js';
 import { commitStep, targetOf, type WriteContext } from './commit.js';
 import { nextInputFor } from './decide.js';
-import { requireOnBranch } from './guards.js';
+import { requireWriter } from './guards.js';
 import type { Tuning } from './tuning.js';
 import { batchPlanPath } from '../core/paths.js';
 
@@ -21,7 +21,7 @@ export function planNextBatch(tuning: Tuning, size?: number): BatchPlan | null {
 }
 
 export async function writePlan(tuning: Tuning, plan: BatchPlan, ctx: WriteContext): Promise<string> {
-  requireOnBranch(tuning);
+  await requireWriter(tuning);
   return commitStep(
     targetOf(tuning),
     {

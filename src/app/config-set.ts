@@ -3,7 +3,7 @@ import { splitArgs } from '../core/argv.js';
 import { commitStep, targetOf, type WriteContext } from './commit.js';
 import { configPath } from '../core/paths.js';
 import { parseCliValue, setConfigValues } from './config-file.js';
-import { requireOnBranch } from './guards.js';
+import { requireWriter } from './guards.js';
 import type { Tuning } from './tuning.js';
 
 /** A value as `config set` reads it: YAML, and `command` keys take a command line (`node agent.js`) or a list. */
@@ -21,7 +21,7 @@ export function configValue(key: string, text: string): unknown {
  * `command` or `preset` the new value replaces (a role runs one of them).
  */
 export async function setConfig(tuning: Tuning, key: string, value: unknown, ctx: WriteContext, more: ReadonlyArray<readonly [string, unknown]> = []): Promise<{ commit: string | null; config: Config; dropped: string[] }> {
-  requireOnBranch(tuning);
+  await requireWriter(tuning);
   const file = configPath(tuning.dir);
   const pairs = [[key, value] as const, ...more];
   const { text, config, dropped } = setConfigValues(tuning.configText ?? '', pairs, file);

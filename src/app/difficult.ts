@@ -6,7 +6,7 @@ import { difficultPath as difficultFileOf } from '../core/paths.js';
 import { formatStep, type DifficultChange } from '../core/steps.js';
 import { usageError } from '../errors.js';
 import { commitStep, targetOf, type WriteContext } from './commit.js';
-import { requireOnBranch } from './guards.js';
+import { requireWriter } from './guards.js';
 import { readText, type Tuning } from './tuning.js';
 
 /**
@@ -201,7 +201,7 @@ export async function recordDifficult(
   note: string | undefined,
   ctx: WriteContext,
 ): Promise<DifficultOutcome> {
-  requireOnBranch(tuning);
+  await requireWriter(tuning);
   if (change.op === 'add' && !(DIFFICULT_REASONS as readonly string[]).includes(change.reason)) {
     throw usageError('bad-reason', `--why must be one of ${DIFFICULT_REASONS.join(', ')} (found "${change.reason}")`, `git tune difficult add ${change.id} --why wrong`);
   }

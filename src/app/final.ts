@@ -25,7 +25,7 @@ import { nextFor } from './decide.js';
 import { findingsPath, judgePath, recordGrade, rightInBatch } from './grade.js';
 import { casesById, finalCases, heldOutInput } from './held-out.js';
 import { BASELINE_HINT, sideBySide, type SideBySideRow } from '../core/held-out.js';
-import { requireOnBranch } from './guards.js';
+import { requireWriter } from './guards.js';
 import { judgeRun } from './judge.js';
 import { judgeHistory } from './blame.js';
 import { refuseIf } from './refuse.js';
@@ -459,6 +459,7 @@ export async function reportOfSet(tuning: Tuning, set: ResultSet, env: Env): Pro
  */
 export async function recordResultSet(loaded: Tuning, set: ResultSet, ctx: RunContext): Promise<{ report: FinalReport; grade: string }> {
   // Held from the checks to the grade, as `git tune final` holds it: no other step lands between the run's commits.
+  await requireWriter(loaded);
   return withToolLock(loaded.repo.gitdir, loaded.name, 'git tune final --collect --commit', async () => {
     const tuning = await loadTuning(loaded.repo, loaded.name);
     return recordResultSetLocked(tuning, set, ctx);
@@ -466,7 +467,7 @@ export async function recordResultSet(loaded: Tuning, set: ResultSet, ctx: RunCo
 }
 
 async function recordResultSetLocked(tuning: Tuning, set: ResultSet, ctx: RunContext): Promise<{ report: FinalReport; grade: string }> {
-  requireOnBranch(tuning);
+  await requireWriter(tuning);
   const step = nextFor(tuning);
   if (step.kind !== 'final') {
     throw historyError('final-not-due', `the final check cannot be recorded now: ${step.message}`,
@@ -551,6 +552,7 @@ export async function reportOfRecorded(tuning: Tuning): Promise<FinalReport> {
  */
 export async function runAndRecordFinal(cwd: string, opts: { concurrency?: number; target?: string }, ctx: RunContext): Promise<FinalReport> {
   const opened = await openTuning(cwd);
+  await requireWriter(opened);
   return withToolLock(opened.repo.gitdir, opened.name, 'git tune final --ci --commit', () => runAndRecordFinalLocked(opened, opts, ctx));
 }
 

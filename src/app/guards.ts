@@ -1,5 +1,6 @@
 import { branchName } from '../core/names.js';
 import { usageError } from '../errors.js';
+import { refuseWhileDriven } from '../git/lock-owner.js';
 import type { Tuning } from './tuning.js';
 
 /** A command that writes a step needs the tuning's branch checked out. */
@@ -11,4 +12,14 @@ export function requireOnBranch(tuning: Tuning): void {
       `git switch ${branchName(tuning.name)}`,
     );
   }
+}
+
+/**
+ * A command that writes steps of a tuning: refused at once (exit 4
+ * `driver-running`) while `git tune auto` in another process drives it
+ * (src/git/lock-owner.ts), then it needs the tuning's branch checked out.
+ */
+export async function requireWriter(tuning: Tuning): Promise<void> {
+  await refuseWhileDriven(tuning.repo.gitdir, tuning.name, !tuning.onBranch);
+  requireOnBranch(tuning);
 }

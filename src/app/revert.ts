@@ -6,7 +6,7 @@ import { parseMessage } from '../core/trailers.js';
 import { conflictError, historyError, usageError } from '../errors.js';
 import type { FileChange } from '../git/types.js';
 import { commitSteps, targetOf, type StepCommit, type WriteContext } from './commit.js';
-import { requireOnBranch } from './guards.js';
+import { requireWriter } from './guards.js';
 import type { Tuning } from './tuning.js';
 
 /**
@@ -126,7 +126,7 @@ export async function planRevert(
 }
 
 export async function revertEdits(tuning: Tuning, commit: string | undefined, ctx: WriteContext): Promise<RevertPlan & { commits: string[] }> {
-  requireOnBranch(tuning);
+  await requireWriter(tuning);
   const { targets, kept } = editsToRevert(tuning, commit);
   const ordered = [...targets].sort((a, b) => b.index - a.index);
   if (ordered.length === 0) return { reverted: [], kept, commits: [] };

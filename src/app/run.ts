@@ -25,7 +25,7 @@ import { makeScratch, removeScratch } from '../run/scratch.js';
 import { RunStore, type StoredCase } from '../run/store.js';
 import { commitStep, targetOf } from './commit.js';
 import { nextFor } from './decide.js';
-import { requireOnBranch } from './guards.js';
+import { requireWriter } from './guards.js';
 import { casesById, finalCases } from './held-out.js';
 import { uncommittedProse } from './prose.js';
 import { orRefuse, refuseIf } from './refuse.js';
@@ -319,12 +319,13 @@ export async function executeRun(cwd: string, tuningName: string | undefined, op
 export async function runDue(opened: Tuning, opts: RunOptions, ctx: RunContext): Promise<RunOutcome> {
   // One command at a time runs a tuning's cases: the tool lock is held from the checks to the
   // run commit, so a second `run` (or a `grade`, an `edit`…) is told who runs instead of racing it.
+  await requireWriter(opened);
   return withToolLock(opened.repo.gitdir, opened.name, opts.final ? 'git tune final' : 'git tune run', () => runDueLocked(opened, opts, ctx));
 }
 
 async function runDueLocked(opened: Tuning, opts: RunOptions, ctx: RunContext): Promise<RunOutcome> {
   let tuning = await reloadTuning(opened); // read again under the lock
-  requireOnBranch(tuning);
+  await requireWriter(tuning);
   if (!tuning.config?.runner) throw usageError('no-runner', 'no runner is configured', `git tune config set runner.command 'node agent.js'`);
   resolveCommand(tuning.config.runner, 'runner', tuning.config); // an unknown preset fails first, as before any other check
   const step = nextFor(tuning);

@@ -3,7 +3,7 @@ import { datasetRev } from '../contracts/dataset.js';
 import { selectCases } from '../core/select.js';
 import { usageError } from '../errors.js';
 import { commitStep, targetOf, type WriteContext } from './commit.js';
-import { requireOnBranch } from './guards.js';
+import { requireWriter } from './guards.js';
 import { type Tuning } from './tuning.js';
 import { selectionPath } from '../core/paths.js';
 
@@ -27,7 +27,7 @@ export async function computeSelection(tuning: Tuning): Promise<Selection> {
 }
 
 export async function writeSelection(tuning: Tuning, selection: Selection, ctx: WriteContext): Promise<string> {
-  requireOnBranch(tuning);
+  await requireWriter(tuning);
   const cut = selection.limit < selection.total ? ` (limit ${selection.limit} of ${selection.total})` : '';
   return commitStep(
     targetOf(tuning),

@@ -1,5 +1,6 @@
 import { branchName } from '../core/names.js';
 import type { Env } from '../git/identity.js';
+import { refuseWhileDriven } from '../git/lock-owner.js';
 import type { PushedRef } from '../git/types.js';
 import { logsRef } from '../run/logs.js';
 import type { Tuning } from './tuning.js';
@@ -44,6 +45,8 @@ export async function pushTuning(tuning: Tuning, remote: string | undefined, env
  */
 export async function pullTuning(tuning: Tuning, remote: string | undefined, env: Env): Promise<{ remote: string }> {
   const { repo, name } = tuning;
+  // It moves the branch: not under a running auto's steps.
+  await refuseWhileDriven(repo.gitdir, name, !tuning.onBranch);
   const target = remote ?? 'origin';
   const tags = `refs/tags/tune/${name}/*:refs/tags/tune/${name}/*`;
   const tracking = `refs/heads/${branchName(name)}:refs/remotes/${target}/${branchName(name)}`;

@@ -15,7 +15,7 @@ import { batchLabel } from './names.js';
  * In this clone only (never committed), under `<gitdir>/tune/<name>/`
  * (localPath): the run store (runs/<run>/cases/<id>.json), the fold cache
  * (cache/), the step journal (pending-step.json), auto's stop file (stop),
- * the tool lock (lock), final-check shards (shards/), prose put aside during
+ * the tool lock (lock), auto's driver lock (driver), final-check shards (shards/), prose put aside during
  * a run (changed-during-run/), a fleet target's linked worktree (worktree/); and `<gitdir>/tune/` itself holds the
  * hooks' state (hook-commit.json) and lock owners (.locks/).
  */
@@ -73,4 +73,4 @@ export const localRoot = (gitdir: string) => path.join(gitdir, 'tune');
 /** Local state of tuning `tuning`: `<gitdir>/tune/<name>/<parts…>`. */
 export const localPath = (gitdir: string, tuning: string, part: LocalPart, ...rest: string[]) => path.join(gitdir, 'tune', tuning, part, ...rest);
 /** Each kind of local state of a tuning (what follows is a run, shard or file name). */
-export type LocalPart = 'runs' | 'cache' | 'pending-step.json' | 'stop' | 'lock' | 'shards' | 'changed-during-run' | 'worktree';
+export type LocalPart = 'runs' | 'cache' | 'pending-step.json' | 'stop' | 'lock' | 'driver' | 'shards' | 'changed-during-run' | 'worktree';

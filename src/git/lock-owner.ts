@@ -20,6 +20,9 @@ import { localPath, localRoot, LOCKS_DIR } from '../core/paths.js';
  * - The tool lock `.git/tune/<name>/lock` is git-tune's own: one command at a
  *   time writes steps of a tuning (`git tune run` holds it for the whole
  *   run). Its content is the holder; a dead holder's lock is taken over.
+ * - The driver lock `.git/tune/<name>/driver`: `git tune auto` holds it for
+ *   its whole life, so no other process writes steps of the tuning it drives
+ *   (the tool lock alone is taken per step, and two autos would interleave).
  */
 export interface LockHolder {
   pid: number;
@@ -210,7 +213,7 @@ async function createToolLock(file: string, holder: LockHolder): Promise<boolean
  * again, so of two commands taking over the same dead lock, one does; a lock
  * a live command took meanwhile is put back.
  */
-async function takeOverStale(file: string, stale: LockHolder): Promise<void> {
+async function takeOverStale(file: string, stale: LockHolder | null): Promise<void> {
   const aside = `${file}.stale-${process.pid}-${randomBytes(4).toString('hex')}`;
   try {
     await fs.rename(file, aside);
@@ -218,7 +221,7 @@ async function takeOverStale(file: string, stale: LockHolder): Promise<void> {
     return; // gone already: someone else took it over
   }
   const moved = parseHolder(await fs.readFile(aside, 'utf8').catch(() => ''));
-  if (moved && (moved.pid !== stale.pid || moved.since !== stale.since)) {
+  if (moved && (!stale || moved.pid !== stale.pid || moved.since !== stale.since)) {
     await fs.link(aside, file).catch(() => undefined);
   }
   await fs.rm(aside, { force: true });
@@ -240,10 +243,18 @@ export async function withToolLock<T>(gitdir: string, tuning: string, command: s
   const file = toolLockPath(gitdir, tuning);
   const depth = held.get(file) ?? 0;
   if (depth === 0) {
+    await refuseWhileDriven(gitdir, tuning);
     const me = await currentHolder(command);
     const deadline = Date.now() + waitMs;
     for (;;) {
-      if (await createToolLock(file, me)) break;
+      if (await createToolLock(file, me)) {
+        // Checked again once held: auto takes its driver lock before it waits for this one, so of a writer and
+        // an auto starting together, one sees the other (the writer here, or auto waiting for this step to end).
+        const driver = await otherDriver(gitdir, tuning);
+        if (!driver) break;
+        await fs.rm(file, { force: true });
+        throw driverError(tuning, driver);
+      }
       const holder = await toolLockHolder(gitdir, tuning);
       if (holder && !(await holderAlive(holder))) {
         await takeOverStale(file, holder);
@@ -271,12 +282,141 @@ export async function withToolLock<T>(gitdir: string, tuning: string, command: s
   }
 }
 
-/** Like withToolLock, but returns null at once when a live command holds the lock. */
+/** Like withToolLock, but returns null at once when a live command holds the lock or drives the tuning. */
 export async function tryToolLock<T>(gitdir: string, tuning: string, command: string, fn: () => Promise<T>): Promise<T | null> {
   try {
     return await withToolLock(gitdir, tuning, command, fn, 0);
   } catch (err) {
-    if (err instanceof TuneError && err.code === 'ref-locked') return null;
+    if (err instanceof TuneError && (err.code === 'ref-locked' || err.code === 'driver-running')) return null;
     throw err;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// the driver lock: .git/tune/<name>/driver
+
+/**
+ * One driver per tuning. `git tune auto` holds `.git/tune/<name>/driver`
+ * (the holder record of the tool lock) from before its first step until it
+ * ends, so a second auto, or any other command that writes steps of that
+ * tuning, is refused at once (exit 4 `driver-running`, naming the driver, for
+ * how long it has run, and `git tune stop`) instead of interleaving its steps
+ * with the driver's. The driver's own steps, done in its process, pass; read
+ * commands never look at it; a driver that died is taken over as a dead tool
+ * lock holder is.
+ */
+const driverLockPath = (gitdir: string, tuning: string) => localPath(gitdir, tuning, 'driver');
+/** The driver locks this process holds, each with how many times (auto --all and --fleet take every one, then each driver again). */
+const driving = new Map<string, number>();
+
+/** How long, as a person says it: "12 s", "3 min", "2 h 5 min". */
+export function howLong(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 60) return `${s} s`;
+  const min = Math.floor(s / 60);
+  if (min < 60) return `${min} min`;
+  return `${Math.floor(min / 60)} h${min % 60 ? ` ${min % 60} min` : ''}`;
+}
+
+const isThisProcess = (h: LockHolder) => h.pid === process.pid && h.host === os.hostname();
+
+/** The live process other than this one that drives `tuning`, or null (none, a dead one, or this process). */
+export async function otherDriver(gitdir: string, tuning: string): Promise<LockHolder | null> {
+  const file = driverLockPath(gitdir, tuning);
+  if (driving.has(file)) return null;
+  const text = await fs.readFile(file, 'utf8').catch(() => null);
+  const holder = text === null ? null : parseHolder(text);
+  if (!holder || isThisProcess(holder)) return null;
+  return (await holderAlive(holder)) ? holder : null;
+}
+
+/**
+ * The refusal while another process drives the tuning: who, for how long,
+ * and the stop that frees it (`--fleet` for a fleet's driver; `--tuning`
+ * when the command named a tuning that is not the checked-out one).
+ */
+export function driverError(tuning: string, driver: LockHolder, named = true): TuneError {
+  const since = Date.parse(driver.since);
+  const ran = Number.isNaN(since) ? '' : `, for ${howLong(Date.now() - since)}`;
+  const fleet = /--fleet[ =](\S+)/.exec(driver.command)?.[1];
+  const stop = fleet ? `git tune stop --fleet ${fleet}` : named ? `git tune stop --tuning ${tuning}` : 'git tune stop';
+  return new TuneError('driver-running',
+    `auto is already driving tuning ${tuning}: ${driver.command} (pid ${driver.pid}${driver.host !== os.hostname() ? ` on ${driver.host}` : ''}${ran}) writes its steps until it ends`, {
+      exitCode: EXIT.conflict,
+      hint: `${stop}   # it stops at the next safe point; or wait for it to end`,
+    });
+}
+
+/** Refuses (exit 4 `driver-running`) when another live process drives `tuning`. */
+export async function refuseWhileDriven(gitdir: string, tuning: string, named = true): Promise<void> {
+  const driver = await otherDriver(gitdir, tuning);
+  if (driver) throw driverError(tuning, driver, named);
+}
+
+/** Creates `file` holding `holder`, whole or not at all (linked into place, so no reader sees it empty); false when it exists. */
+async function createWhole(file: string, holder: LockHolder): Promise<boolean> {
+  await fs.mkdir(path.dirname(file), { recursive: true });
+  const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+  await fs.writeFile(tmp, JSON.stringify(holder));
+  try {
+    await fs.link(tmp, file);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  } finally {
+    await fs.rm(tmp, { force: true });
+  }
+}
+
+async function takeDriverLock(gitdir: string, tuning: string, command: string, named: boolean): Promise<string> {
+  const file = driverLockPath(gitdir, tuning);
+  const depth = driving.get(file) ?? 0;
+  if (depth === 0) {
+    const me = await currentHolder(command);
+    for (let tries = 0; !(await createWhole(file, me)); tries++) {
+      if (tries >= 10) {
+        throw new TuneError('ref-locked', `the driver lock of tuning ${tuning} (${file}) cannot be taken over`, {
+          exitCode: EXIT.conflict, hint: `rm -r ${singleQuoted(file)}   # when no git tune auto runs here`,
+        });
+      }
+      const text = await fs.readFile(file, 'utf8').catch(() => null);
+      if (text === null) continue; // ended meanwhile
+      const holder = parseHolder(text);
+      if (holder && !isThisProcess(holder) && (await holderAlive(holder))) throw driverError(tuning, holder, named);
+      await takeOverStale(file, holder);
+    }
+  }
+  driving.set(file, depth + 1);
+  return file;
+}
+
+async function releaseDriverLock(file: string): Promise<void> {
+  const left = (driving.get(file) ?? 1) - 1;
+  if (left > 0) {
+    driving.set(file, left);
+    return;
+  }
+  driving.delete(file);
+  const holder = parseHolder(await fs.readFile(file, 'utf8').catch(() => ''));
+  if (holder && isThisProcess(holder)) await fs.rm(file, { force: true });
+}
+
+/**
+ * Runs `fn` driving every tuning of `tunings` (taken in order; all of them or
+ * none): a live driver of any is refused at once. Then waits, as a step would,
+ * for a command that was already writing a step of each to end, so none of
+ * its steps lands among the driver's.
+ */
+export async function withDriverLock<T>(gitdir: string, tunings: readonly string[], command: string, fn: () => Promise<T>, named = true): Promise<T> {
+  const taken: string[] = [];
+  try {
+    for (const tuning of tunings) {
+      taken.push(await takeDriverLock(gitdir, tuning, command, named));
+      await withToolLock(gitdir, tuning, command, async () => undefined);
+    }
+    return await fn();
+  } finally {
+    for (const file of taken.reverse()) await releaseDriverLock(file);
   }
 }

@@ -28,6 +28,8 @@ export function register(program: CommandUnknownOpts): void {
       .addOption(json())
       .addHelpText('after', `
 Ctrl-C or \`git tune stop\` stops at the next safe point; \`git tune auto\` again carries on from history.
+One auto drives a tuning at a time: while it runs, a second auto or a command that writes the tuning's
+steps (run, grade, edit, config set, …) is refused (exit 4, naming its pid); reads (next, status, log) work.
 --max-minutes never stops a step midway: a run once started finishes its cases.
 
 Examples:
