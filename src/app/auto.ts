@@ -13,6 +13,7 @@ import type { GitRepo } from '../git/types.js';
 import type { CaseEvent } from '../run/progress.js';
 import { isFinalStep, performStep, type StepContext, type StepOutcome } from './auto-step.js';
 import { nextFor } from './decide.js';
+import { withRepair } from './rewritten.js';
 import { listTunings, loadTuning, readText, startTuning, type Tuning } from './tuning.js';
 
 /** Tokens and dollars spent (what the live view in src/cli/live.ts shows). */
@@ -184,7 +185,9 @@ export async function autoTuningIn(repo: GitRepo, opts: AutoOptions, name?: stri
     tuning = await loadTuning(repo, tuning.name);
     const early = await stopped();
     if (early) return early;
-    const step = nextFor(tuning);
+    const decided = nextFor(tuning);
+    // A rewritten step stops auto at once, with the command that repairs it (src/app/rewritten.ts).
+    const step = decided.kind === 'repair' ? await withRepair(tuning, decided) : decided;
     // Checked here only, between steps: a step once started finishes. Like a spent ceiling, a limit this
     // auto was given (exit 3); `git tune next` names the step to carry on with.
     const late = step.kind === 'done' || step.kind === 'final-failed' || step.kind === 'void-floor' ? null : timeUp(session, clock());

@@ -15,6 +15,7 @@ import { RunStore } from '../run/store.js';
 import { commitStep, targetOf } from './commit.js';
 import { DryRun } from './dry-run.js';
 import { requireOnBranch } from './guards.js';
+import { requireIntactHistory } from './rewritten.js';
 import { casesById } from './held-out.js';
 import { judgeRun } from './judge.js';
 import { refuseIf } from './refuse.js';
@@ -47,6 +48,7 @@ export async function runBaseline(opened: Tuning, opts: { concurrency?: number; 
 async function runBaselineLocked(opened: Tuning, opts: { concurrency?: number; heldOutOnly?: boolean }, ctx: RunContext): Promise<BaselineOutcome> {
   const tuning = await reloadTuning(opened);
   requireOnBranch(tuning);
+  await requireIntactHistory(tuning);
   const config = tuning.config;
   if (!config?.runner) throw usageError('no-runner', 'no runner is configured', `git tune config set runner.command 'node agent.js'`);
   resolveCommand(config.runner, 'runner', config);

@@ -3,6 +3,7 @@ import { planBatch } from '../core/plan.js';
 import { commitStep, targetOf, type WriteContext } from './commit.js';
 import { nextInputFor } from './decide.js';
 import { requireOnBranch } from './guards.js';
+import { requireIntactHistory } from './rewritten.js';
 import type { Tuning } from './tuning.js';
 import { batchPlanPath } from '../core/paths.js';
 
@@ -22,6 +23,7 @@ export function planNextBatch(tuning: Tuning, size?: number): BatchPlan | null {
 
 export async function writePlan(tuning: Tuning, plan: BatchPlan, ctx: WriteContext): Promise<string> {
   requireOnBranch(tuning);
+  await requireIntactHistory(tuning);
   return commitStep(
     targetOf(tuning),
     {

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
 import { foldHistory, type HistoryCommit, type TuningState } from '../core/fold.js';
 import { branchName } from '../core/names.js';
+import { stepFilesOf } from '../core/rewritten.js';
 import { parseStep } from '../core/steps.js';
 import { historyError } from '../errors.js';
 import type { GitRepo } from '../git/types.js';
@@ -301,7 +302,8 @@ export async function walkHistory(
       reached = 'init';
       break;
     }
-    if (step === null || step.tuning !== name) hand.push(commit);
+    // A note too: the hooks' trailers on an amended step (src/core/rewritten.ts) are told by the files it changed.
+    if (step === null || step.tuning !== name || step.step === 'note') hand.push(commit);
   }
   if (reached === null) {
     throw historyError(
@@ -331,10 +333,14 @@ export function dropParsed(commits: HistoryCommit[]): HistoryCommit[] {
  * changed prose. Given the hand commits only: looking up every commit's id
  * among them cost more than the marking (10,000 string-keyed lookups).
  */
-export function markProse(hand: readonly HistoryCommit[], handPaths: Record<string, string[]>, isProse: (p: string) => boolean): void {
+export function markProse(hand: readonly HistoryCommit[], handPaths: Record<string, string[]>, isProse: (p: string) => boolean, tuning: string): void {
   for (const c of hand) {
     const paths = handPaths[c.oid];
-    if (paths) c.touchesProse = paths.some(isProse);
+    if (!paths) continue;
+    c.touchesProse = paths.some(isProse);
+    // And the step files it changed: a rewritten step (src/core/rewritten.ts). Set only when there are some.
+    const stepFiles = stepFilesOf(tuning, paths);
+    c.stepFiles = stepFiles.length > 0 ? stepFiles : undefined;
   }
 }
 
@@ -404,7 +410,7 @@ export async function readTuningHistory<P>(
   if (extend && usable && sameFiles) {
     // The common case after a step: fold the new commits on top; append them as a segment
     // (every MAX_SEGMENTS steps, all the commits are written back as one).
-    markProse(walked.hand, walked.handPaths, fold.isProse);
+    markProse(walked.hand, walked.handPaths, fold.isProse, name);
     const state = foldHistory(name, walked.commits, fold.selection, extend.state);
     dropParsed(walked.commits);
     if (compact) {
@@ -426,13 +432,13 @@ export async function readTuningHistory<P>(
     // Other prose globs or another selection: refold everything, from the cached commits (no git read).
     commits = [...extend.tail.commits, ...walked.commits];
     handPaths = { ...extend.tail.handPaths, ...walked.handPaths };
-    markProse([...markedHand(extend.tail.commits), ...walked.hand], handPaths, fold.isProse);
+    markProse([...markedHand(extend.tail.commits), ...walked.hand], handPaths, fold.isProse, name);
     state = foldHistory(name, commits, fold.selection);
   } else {
     // Walked to the init commit (or the cached commits cannot be read back: walk it all).
     const all = walked.reached === 'init' ? walked : await walkHistory(repo, name, tip);
     ({ commits, handPaths } = all);
-    markProse(all.hand, handPaths, fold.isProse);
+    markProse(all.hand, handPaths, fold.isProse, name);
     state = foldHistory(name, commits, fold.selection);
   }
   dropParsed(commits);

@@ -4,6 +4,7 @@ import { commitStep, targetOf, type WriteContext } from './commit.js';
 import { configPath } from '../core/paths.js';
 import { parseCliValue, setConfigValues } from './config-file.js';
 import { requireOnBranch } from './guards.js';
+import { requireIntactHistory } from './rewritten.js';
 import type { Tuning } from './tuning.js';
 
 /** A value as `config set` reads it: YAML, and `command` keys take a command line (`node agent.js`) or a list. */
@@ -22,6 +23,7 @@ export function configValue(key: string, text: string): unknown {
  */
 export async function setConfig(tuning: Tuning, key: string, value: unknown, ctx: WriteContext, more: ReadonlyArray<readonly [string, unknown]> = []): Promise<{ commit: string | null; config: Config; dropped: string[] }> {
   requireOnBranch(tuning);
+  await requireIntactHistory(tuning);
   const file = configPath(tuning.dir);
   const pairs = [[key, value] as const, ...more];
   const { text, config, dropped } = setConfigValues(tuning.configText ?? '', pairs, file);

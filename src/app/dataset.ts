@@ -5,6 +5,7 @@ import { usageError } from '../errors.js';
 import { commitStep, targetOf, type WriteContext } from './commit.js';
 import { formatDatasetJsonl, readDatasetInput } from './dataset-file.js';
 import { requireOnBranch } from './guards.js';
+import { requireIntactHistory } from './rewritten.js';
 import type { Tuning } from './tuning.js';
 
 /** What `dataset import` (or `init --dataset/--held-out`) read: either may be absent, not both. */
@@ -41,6 +42,7 @@ export const importDataset = {
 
   async apply(tuning: Tuning, prepared: DatasetImport, ctx: WriteContext): Promise<DatasetImportResult> {
     requireOnBranch(tuning);
+  await requireIntactHistory(tuning);
     const cases = prepared.cases ?? (tuning.state.dataset ? await tuning.loadDataset() : null);
     if (cases === null) {
       throw usageError('no-dataset', 'a held-out set is kept beside a dataset, and this tuning has none yet',

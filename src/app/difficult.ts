@@ -7,6 +7,7 @@ import { formatStep, type DifficultChange } from '../core/steps.js';
 import { usageError } from '../errors.js';
 import { commitStep, targetOf, type WriteContext } from './commit.js';
 import { requireOnBranch } from './guards.js';
+import { requireIntactHistory } from './rewritten.js';
 import { readText, type Tuning } from './tuning.js';
 
 /**
@@ -202,6 +203,7 @@ export async function recordDifficult(
   ctx: WriteContext,
 ): Promise<DifficultOutcome> {
   requireOnBranch(tuning);
+  await requireIntactHistory(tuning);
   if (change.op === 'add' && !(DIFFICULT_REASONS as readonly string[]).includes(change.reason)) {
     throw usageError('bad-reason', `--why must be one of ${DIFFICULT_REASONS.join(', ')} (found "${change.reason}")`, `git tune difficult add ${change.id} --why wrong`);
   }

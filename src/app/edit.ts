@@ -9,6 +9,7 @@ import type { FileChange } from '../git/types.js';
 import { commitStep, targetOf, type WriteContext } from './commit.js';
 import { nextFor } from './decide.js';
 import { requireOnBranch } from './guards.js';
+import { requireIntactHistory } from './rewritten.js';
 import { uncommittedProse } from './prose.js';
 import { orRefuse, refuseIf } from './refuse.js';
 import { readText, type Tuning } from './tuning.js';
@@ -33,6 +34,7 @@ export interface EditOutcome {
 
 export async function recordEdit(tuning: Tuning, paths: readonly string[], ctx: WriteContext): Promise<EditOutcome> {
   requireOnBranch(tuning);
+  await requireIntactHistory(tuning);
   const config = tuning.config!;
   const run = orRefuse(editRun(tuning.state, () => nextFor(tuning)));
   refuseIf(notProseRefusal(config, paths));

@@ -25,6 +25,7 @@ import { findingsPath, judgePath, recordGrade, rightInBatch } from './grade.js';
 import { casesById, finalCases, heldOutInput } from './held-out.js';
 import { BASELINE_HINT, sideBySide, type SideBySideRow } from '../core/held-out.js';
 import { requireOnBranch } from './guards.js';
+import { requireIntactHistory } from './rewritten.js';
 import { judgeRun } from './judge.js';
 import { judgeHistory } from './blame.js';
 import { refuseIf } from './refuse.js';
@@ -451,6 +452,7 @@ export async function recordResultSet(loaded: Tuning, set: ResultSet, ctx: RunCo
 
 async function recordResultSetLocked(tuning: Tuning, set: ResultSet, ctx: RunContext): Promise<{ report: FinalReport; grade: string }> {
   requireOnBranch(tuning);
+  await requireIntactHistory(tuning);
   const step = nextFor(tuning);
   if (step.kind !== 'final') {
     throw historyError('final-not-due', `the final check cannot be recorded now: ${step.message}`,

@@ -14,6 +14,7 @@ import { commitSteps, targetOf, type StepCommit, type WriteContext } from './com
 import { DryRun } from './dry-run.js';
 import { difficultFileAfter } from './difficult.js';
 import { requireOnBranch } from './guards.js';
+import { requireIntactHistory } from './rewritten.js';
 import { casesById, heldOutInput } from './held-out.js';
 import { renderSideBySidePlain, sideBySide } from '../core/held-out.js';
 import { judgeRun } from './judge.js';
@@ -124,6 +125,7 @@ async function writeWorktree(tuning: Tuning, file: string, content: string): Pro
 /** `git tune grade --draft`: findings.md (and judge.json) in the working tree, for a person to finish. */
 export async function writeDraft(tuning: Tuning, runName: string | undefined, opts: { env: Env; force: boolean }): Promise<{ run: RunState; draft: Draft; file: string }> {
   requireOnBranch(tuning);
+  await requireIntactHistory(tuning);
   const run = runToGrade(tuning, runName);
   const file = findingsPath(tuning, run.name);
   const onDisk = await worktreeText(tuning, file);
@@ -156,6 +158,7 @@ export async function recordGrade(
   tuning: Tuning, runName: string | undefined, opts: { verdict?: string; keep?: readonly string[]; why?: string; ctx: WriteContext },
 ): Promise<GradeOutcome> {
   requireOnBranch(tuning);
+  await requireIntactHistory(tuning);
   const config = tuning.config!;
   const run = runToGrade(tuning, runName);
   const forced = orRefuse(parseVerdictOption(opts.verdict));

@@ -17,6 +17,7 @@ import { commitStep, targetOf, type WriteContext } from './commit.js';
 import { DryRun } from './dry-run.js';
 import { nextFor } from './decide.js';
 import { requireOnBranch } from './guards.js';
+import { requireIntactHistory } from './rewritten.js';
 import { readRunResults } from './results.js';
 import type { Tuning } from './tuning.js';
 import { memoryPath, RUN_FILES, runFilePath, type MemoryTreeName } from '../core/paths.js';
@@ -176,6 +177,7 @@ async function runMergeCommand(
 /** `git tune memory candidate`: one `candidate` commit replacing memory/candidate/ whole. */
 export async function buildCandidate(tuning: Tuning, ctx: MemoryContext): Promise<MemoryOutcome> {
   requireOnBranch(tuning);
+  await requireIntactHistory(tuning);
   const step = requireDue(tuning, 'candidate');
   const run = step.run!;
   const results = await readRunResults(tuning, run);
@@ -235,6 +237,7 @@ export async function buildCandidate(tuning: Tuning, ctx: MemoryContext): Promis
 /** `git tune memory checkpoint`: the candidate becomes the last good memory, whole. */
 export async function makeCheckpoint(tuning: Tuning, ctx: MemoryContext): Promise<MemoryOutcome> {
   requireOnBranch(tuning);
+  await requireIntactHistory(tuning);
   const step = requireDue(tuning, 'checkpoint');
   const batch = step.batch!;
   const candidate = await readMemoryTree(tuning, 'candidate');

@@ -7,6 +7,7 @@ import { conflictError, historyError, usageError } from '../errors.js';
 import type { FileChange } from '../git/types.js';
 import { commitSteps, targetOf, type StepCommit, type WriteContext } from './commit.js';
 import { requireOnBranch } from './guards.js';
+import { requireIntactHistory } from './rewritten.js';
 import type { Tuning } from './tuning.js';
 
 /**
@@ -127,6 +128,7 @@ export async function planRevert(
 
 export async function revertEdits(tuning: Tuning, commit: string | undefined, ctx: WriteContext): Promise<RevertPlan & { commits: string[] }> {
   requireOnBranch(tuning);
+  await requireIntactHistory(tuning);
   const { targets, kept } = editsToRevert(tuning, commit);
   const ordered = [...targets].sort((a, b) => b.index - a.index);
   if (ordered.length === 0) return { reverted: [], kept, commits: [] };

@@ -25,6 +25,7 @@ import { RunStore, type StoredCase } from '../run/store.js';
 import { commitStep, targetOf } from './commit.js';
 import { nextFor } from './decide.js';
 import { requireOnBranch } from './guards.js';
+import { requireIntactHistory } from './rewritten.js';
 import { casesById, finalCases } from './held-out.js';
 import { uncommittedProse } from './prose.js';
 import { orRefuse, refuseIf } from './refuse.js';
@@ -311,6 +312,7 @@ export async function runDue(opened: Tuning, opts: RunOptions, ctx: RunContext):
 async function runDueLocked(opened: Tuning, opts: RunOptions, ctx: RunContext): Promise<RunOutcome> {
   let tuning = await reloadTuning(opened); // read again under the lock
   requireOnBranch(tuning);
+  await requireIntactHistory(tuning);
   if (!tuning.config?.runner) throw usageError('no-runner', 'no runner is configured', `git tune config set runner.command 'node agent.js'`);
   resolveCommand(tuning.config.runner, 'runner', tuning.config); // an unknown preset fails first, as before any other check
   const step = nextFor(tuning);

@@ -4,6 +4,7 @@ import { selectCases } from '../core/select.js';
 import { usageError } from '../errors.js';
 import { commitStep, targetOf, type WriteContext } from './commit.js';
 import { requireOnBranch } from './guards.js';
+import { requireIntactHistory } from './rewritten.js';
 import { type Tuning } from './tuning.js';
 import { selectionPath } from '../core/paths.js';
 
@@ -28,6 +29,7 @@ export async function computeSelection(tuning: Tuning): Promise<Selection> {
 
 export async function writeSelection(tuning: Tuning, selection: Selection, ctx: WriteContext): Promise<string> {
   requireOnBranch(tuning);
+  await requireIntactHistory(tuning);
   const cut = selection.limit < selection.total ? ` (limit ${selection.limit} of ${selection.total})` : '';
   return commitStep(
     targetOf(tuning),
