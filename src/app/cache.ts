@@ -5,11 +5,11 @@ import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
 import { foldHistory, type HistoryCommit, type TuningState } from '../core/fold.js';
 import { branchName } from '../core/names.js';
-import { stepFilesOf } from '../core/rewritten.js';
+import { generatedPart, generatedReadme, stepFilesOf } from '../core/rewritten.js';
 import { parseStep } from '../core/steps.js';
 import { historyError } from '../errors.js';
 import type { GitRepo } from '../git/types.js';
-import { localPath } from '../core/paths.js';
+import { localPath, readmePath, tuningDir } from '../core/paths.js';
 
 /**
  * Read, cached: a tuning's history and its folded state, kept in
@@ -287,6 +287,7 @@ export async function walkHistory(
 ): Promise<{ commits: HistoryCommit[]; hand: HistoryCommit[]; handPaths: Record<string, string[]>; reached: 'init' | 'stop' }> {
   const out: HistoryCommit[] = [];
   const hand: HistoryCommit[] = [];
+  const parents = new Map<string, string | undefined>();
   let reached: 'init' | 'stop' | null = null;
   for await (const entry of repo.firstParentLog(tip, { short: stop !== null })) {
     if (cancel.cancelled) throw new Error('walk cancelled');
@@ -303,7 +304,10 @@ export async function walkHistory(
       break;
     }
     // A note too: the hooks' trailers on an amended step (src/core/rewritten.ts) are told by the files it changed.
-    if (step === null || step.tuning !== name || step.step === 'note') hand.push(commit);
+    if (step === null || step.tuning !== name || step.step === 'note') {
+      hand.push(commit);
+      parents.set(entry.oid, entry.parents[0]);
+    }
   }
   if (reached === null) {
     throw historyError(
@@ -314,8 +318,30 @@ export async function walkHistory(
   }
   const handPaths: Record<string, string[]> = {};
   // Asked all at once: a backend pipelines them (one cat-file process answers in order).
-  await Promise.all(hand.map(async (c) => (handPaths[c.oid] = await repo.changedPaths(c.oid))));
+  await Promise.all(hand.map(async (c) => (handPaths[c.oid] = await handCommitPaths(repo, name, c.oid, parents.get(c.oid)))));
   return { commits: out.reverse(), hand: hand.reverse(), handPaths, reached };
+}
+
+/**
+ * The paths a commit without this tuning's trailers changed, and
+ * `generatedReadme(name)` among them when it changed README.md outside its
+ * hand-written part (src/core/rewritten.ts).
+ */
+export async function handCommitPaths(repo: GitRepo, name: string, oid: string, parent: string | undefined): Promise<string[]> {
+  const paths = await repo.changedPaths(oid);
+  const readme = readmePath(tuningDir(name));
+  if (paths.includes(readme) && (await rewroteGeneratedReadme(repo, readme, oid, parent))) paths.push(generatedReadme(name));
+  return paths;
+}
+
+/** Did the commit change README.md outside its hand-written part (src/core/rewritten.ts)? Only a step does. */
+async function rewroteGeneratedReadme(repo: GitRepo, readme: string, oid: string, parent: string | undefined): Promise<boolean> {
+  const text = async (at: string | undefined) => {
+    const blob = at ? await repo.readBlobAt(at, readme) : null;
+    return blob === null ? null : generatedPart(Buffer.from(blob).toString('utf8'));
+  };
+  const [now, before] = await Promise.all([text(oid), text(parent)]);
+  return now !== null && before !== null && now !== before;
 }
 
 /**
@@ -334,10 +360,11 @@ export function dropParsed(commits: HistoryCommit[]): HistoryCommit[] {
  * among them cost more than the marking (10,000 string-keyed lookups).
  */
 export function markProse(hand: readonly HistoryCommit[], handPaths: Record<string, string[]>, isProse: (p: string) => boolean, tuning: string): void {
+  const marker = generatedReadme(tuning);
   for (const c of hand) {
     const paths = handPaths[c.oid];
     if (!paths) continue;
-    c.touchesProse = paths.some(isProse);
+    c.touchesProse = paths.some((p) => p !== marker && isProse(p));
     // And the step files it changed: a rewritten step (src/core/rewritten.ts). Set only when there are some.
     const stepFiles = stepFilesOf(tuning, paths);
     c.stepFiles = stepFiles.length > 0 ? stepFiles : undefined;

@@ -5,6 +5,7 @@ import type { NextStep } from '../core/next.js';
 import { describeRewritten, isSquashedMessage, parseReflog, reflogCommits, stepFilesOf, undoCommand, type RewrittenStep } from '../core/rewritten.js';
 import { parseStep } from '../core/steps.js';
 import { historyError } from '../errors.js';
+import { handCommitPaths } from './cache.js';
 import type { CommitInfo } from '../git/types.js';
 import type { Tuning } from './tuning.js';
 
@@ -81,7 +82,7 @@ async function stepsDownTo(tuning: Tuning, from: string, lastGood: string, limit
     if (isSquashedMessage(info.message)) return null;
     if (step === null || step.tuning !== tuning.name || step.step === 'note') {
       if (step?.step === 'init') return null;
-      const changed = await tuning.repo.changedPaths(oid);
+      const changed = await handCommitPaths(tuning.repo, tuning.name, oid, info.parents[0]);
       if (stepFilesOf(tuning.name, changed).length > 0) return null;
     }
     oid = info.parents[0];

@@ -1,4 +1,4 @@
-import { BASELINE_DIR, BATCHES_DIR, DATASET_FILE, DIFFICULT_FILE, HELD_OUT_FILE, MEMORY_DIR, RUN_FILES, RUNS_DIR, SELECTION_FILE, tuningDir } from './paths.js';
+import { BASELINE_DIR, BATCHES_DIR, DATASET_FILE, DIFFICULT_FILE, HELD_OUT_FILE, MEMORY_DIR, readmePath, RUN_FILES, RUNS_DIR, SELECTION_FILE, tuningDir } from './paths.js';
 import { SEAL_TRAILER } from './steps.js';
 
 /**
@@ -30,10 +30,10 @@ export interface RewrittenStep {
 
 /**
  * Files under `.tune/<name>/` that a person may change in a hand commit:
- * config.yaml (its keys are read at the tip), the generated README.md and
- * USAGE.md (a hand commit may carry the README's hand-written part, or a
- * merge of them), and a run's findings.md and changes.md (a hand edit
- * writes its changes.md). Anything else there (results, run folders, batch
+ * config.yaml (its keys are read at the tip), README.md's hand-written part
+ * (its generated part: `generatedReadme`), USAGE.md (regenerated, as a
+ * merge may), and a run's findings.md and changes.md (a hand edit writes
+ * its changes.md). Anything else there (results, run folders, batch
  * plans, the selection, the dataset, memory trees, the baseline, the
  * difficult list) only a step writes. Prose lives outside `.tune/`.
  */
@@ -42,8 +42,32 @@ const STEP_ENTRIES: ReadonlySet<string> = new Set([
   SELECTION_FILE, DATASET_FILE, HELD_OUT_FILE, DIFFICULT_FILE, BASELINE_DIR, BATCHES_DIR, MEMORY_DIR, RUNS_DIR,
 ]);
 
+/**
+ * Every step rewrites README.md's generated part (docs/reports.md); a hand
+ * commit never does (it may change the hand-written part only). So a hand
+ * commit whose README differs from its parent's outside the hand-written
+ * part is a step that lost its trailers: a grade, a config step or an empty
+ * candidate change no other step file. The reader adds this name to the
+ * paths of such a commit (no file of a repository can be named so: a space
+ * and parentheses after `.md`).
+ */
+export const generatedReadme = (tuning: string) => `${readmePath(tuningDir(tuning))} (generated part)`;
+
+const HAND_START_RE = /<!-- git-tune:hand-written:start[^>]*-->/;
+const HAND_END = '<!-- git-tune:hand-written:end -->';
+
+/** A README without its hand-written part (between the markers, which stay): what only a step writes. */
+export function generatedPart(readme: string): string {
+  const start = HAND_START_RE.exec(readme);
+  if (!start) return readme;
+  const from = start.index + start[0].length;
+  const end = readme.indexOf(HAND_END, from);
+  return end < 0 ? readme : readme.slice(0, from) + readme.slice(end);
+}
+
 /** Does `file` (repository-relative) belong to what only a step of `tuning` writes? */
 export function isStepFile(tuning: string, file: string): boolean {
+  if (file === generatedReadme(tuning)) return true;
   const prefix = `${tuningDir(tuning)}/`;
   if (!file.startsWith(prefix)) return false;
   const parts = file.slice(prefix.length).split('/');
