@@ -119,7 +119,7 @@ async function dispatch(tuning: Tuning, step: NextStep, ctx: StepContext): Promi
       return endHalf(tuning, step.run!, `${step.run} is the half's run ${tuning.config!.maxRuns} of ${tuning.config!.maxRuns} and did not pass`, ctx);
     case 'refused':
       return refusedStep(tuning, step, ctx);
-    case 'dataset': case 'config':
+    case 'dataset': case 'config': case 'repair':
       return { kind: 'stuck', reason: `a person must do this step: ${step.message}`, command: step.command };
     case 'done': case 'final-failed': case 'void-floor':
       return { kind: 'error', message: `${step.kind} is not a step to do`, exitCode: EXIT.unexpected, hint: null };

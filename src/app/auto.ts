@@ -15,6 +15,7 @@ import type { GitRepo } from '../git/types.js';
 import type { CaseEvent } from '../run/progress.js';
 import { isFinalStep, performStep, type StepContext, type StepOutcome } from './auto-step.js';
 import { nextFor } from './decide.js';
+import { withRepair } from './rewritten.js';
 import { listTunings, loadTuning, readText, resolveTuningName, startTuning, type Tuning } from './tuning.js';
 
 /** Tokens and dollars spent (what the live view in src/cli/live.ts shows). */
@@ -198,7 +199,9 @@ async function driveTuning(repo: GitRepo, opts: AutoOptions, name: string): Prom
     tuning = await loadTuning(repo, tuning.name);
     const early = await stopped();
     if (early) return early;
-    const step = nextFor(tuning);
+    const decided = nextFor(tuning);
+    // A rewritten step stops auto at once, with the command that repairs it (src/app/rewritten.ts).
+    const step = decided.kind === 'repair' ? await withRepair(tuning, decided) : decided;
     // Checked here only, between steps: a step once started finishes. Like a spent ceiling, a limit this
     // auto was given (exit 3); `git tune next` names the step to carry on with.
     const late = step.kind === 'done' || step.kind === 'final-failed' || step.kind === 'void-floor' ? null : timeUp(session, clock());

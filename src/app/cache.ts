@@ -5,12 +5,13 @@ import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
 import { foldHistory, type HistoryCommit, type TuningState } from '../core/fold.js';
 import { branchName } from '../core/names.js';
+import { generatedPart, generatedReadme, stepFilesOf } from '../core/rewritten.js';
 import { parseStep } from '../core/steps.js';
 import { historyError } from '../errors.js';
 import type { GitRepo } from '../git/types.js';
 import { tempFileFor } from '../git/temp-files.js';
 import { diskFullPoint } from '../faults/enospc.js';
-import { localPath } from '../core/paths.js';
+import { localPath, readmePath, tuningDir } from '../core/paths.js';
 
 /**
  * Read, cached: a tuning's history and its folded state, kept in
@@ -289,6 +290,7 @@ export async function walkHistory(
 ): Promise<{ commits: HistoryCommit[]; hand: HistoryCommit[]; handPaths: Record<string, string[]>; reached: 'init' | 'stop' }> {
   const out: HistoryCommit[] = [];
   const hand: HistoryCommit[] = [];
+  const parents = new Map<string, string | undefined>();
   let reached: 'init' | 'stop' | null = null;
   for await (const entry of repo.firstParentLog(tip, { short: stop !== null })) {
     if (cancel.cancelled) throw new Error('walk cancelled');
@@ -304,7 +306,11 @@ export async function walkHistory(
       reached = 'init';
       break;
     }
-    if (step === null || step.tuning !== name) hand.push(commit);
+    // A note too: the hooks' trailers on an amended step (src/core/rewritten.ts) are told by the files it changed.
+    if (step === null || step.tuning !== name || step.step === 'note') {
+      hand.push(commit);
+      parents.set(entry.oid, entry.parents[0]);
+    }
   }
   if (reached === null) {
     throw historyError(
@@ -315,8 +321,30 @@ export async function walkHistory(
   }
   const handPaths: Record<string, string[]> = {};
   // Asked all at once: a backend pipelines them (one cat-file process answers in order).
-  await Promise.all(hand.map(async (c) => (handPaths[c.oid] = await repo.changedPaths(c.oid))));
+  await Promise.all(hand.map(async (c) => (handPaths[c.oid] = await handCommitPaths(repo, name, c.oid, parents.get(c.oid)))));
   return { commits: out.reverse(), hand: hand.reverse(), handPaths, reached };
+}
+
+/**
+ * The paths a commit without this tuning's trailers changed, and
+ * `generatedReadme(name)` among them when it changed README.md outside its
+ * hand-written part (src/core/rewritten.ts).
+ */
+export async function handCommitPaths(repo: GitRepo, name: string, oid: string, parent: string | undefined): Promise<string[]> {
+  const paths = await repo.changedPaths(oid);
+  const readme = readmePath(tuningDir(name));
+  if (paths.includes(readme) && (await rewroteGeneratedReadme(repo, readme, oid, parent))) paths.push(generatedReadme(name));
+  return paths;
+}
+
+/** Did the commit change README.md outside its hand-written part (src/core/rewritten.ts)? Only a step does. */
+async function rewroteGeneratedReadme(repo: GitRepo, readme: string, oid: string, parent: string | undefined): Promise<boolean> {
+  const text = async (at: string | undefined) => {
+    const blob = at ? await repo.readBlobAt(at, readme) : null;
+    return blob === null ? null : generatedPart(Buffer.from(blob).toString('utf8'));
+  };
+  const [now, before] = await Promise.all([text(oid), text(parent)]);
+  return now !== null && before !== null && now !== before;
 }
 
 /**
@@ -334,10 +362,15 @@ export function dropParsed(commits: HistoryCommit[]): HistoryCommit[] {
  * changed prose. Given the hand commits only: looking up every commit's id
  * among them cost more than the marking (10,000 string-keyed lookups).
  */
-export function markProse(hand: readonly HistoryCommit[], handPaths: Record<string, string[]>, isProse: (p: string) => boolean): void {
+export function markProse(hand: readonly HistoryCommit[], handPaths: Record<string, string[]>, isProse: (p: string) => boolean, tuning: string): void {
+  const marker = generatedReadme(tuning);
   for (const c of hand) {
     const paths = handPaths[c.oid];
-    if (paths) c.touchesProse = paths.some(isProse);
+    if (!paths) continue;
+    c.touchesProse = paths.some((p) => p !== marker && isProse(p));
+    // And the step files it changed: a rewritten step (src/core/rewritten.ts). Set only when there are some.
+    const stepFiles = stepFilesOf(tuning, paths);
+    c.stepFiles = stepFiles.length > 0 ? stepFiles : undefined;
   }
 }
 
@@ -407,7 +440,7 @@ export async function readTuningHistory<P>(
   if (extend && usable && sameFiles) {
     // The common case after a step: fold the new commits on top; append them as a segment
     // (every MAX_SEGMENTS steps, all the commits are written back as one).
-    markProse(walked.hand, walked.handPaths, fold.isProse);
+    markProse(walked.hand, walked.handPaths, fold.isProse, name);
     const state = foldHistory(name, walked.commits, fold.selection, extend.state);
     dropParsed(walked.commits);
     if (compact) {
@@ -429,13 +462,13 @@ export async function readTuningHistory<P>(
     // Other prose globs or another selection: refold everything, from the cached commits (no git read).
     commits = [...extend.tail.commits, ...walked.commits];
     handPaths = { ...extend.tail.handPaths, ...walked.handPaths };
-    markProse([...markedHand(extend.tail.commits), ...walked.hand], handPaths, fold.isProse);
+    markProse([...markedHand(extend.tail.commits), ...walked.hand], handPaths, fold.isProse, name);
     state = foldHistory(name, commits, fold.selection);
   } else {
     // Walked to the init commit (or the cached commits cannot be read back: walk it all).
     const all = walked.reached === 'init' ? walked : await walkHistory(repo, name, tip);
     ({ commits, handPaths } = all);
-    markProse(all.hand, handPaths, fold.isProse);
+    markProse(all.hand, handPaths, fold.isProse, name);
     state = foldHistory(name, commits, fold.selection);
   }
   dropParsed(commits);

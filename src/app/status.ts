@@ -2,7 +2,9 @@ import { viewDifficult } from '../core/difficult.js';
 import { editFate } from '../core/edits.js';
 import { isVoidRun, type EditKeep, type TuningState } from '../core/fold.js';
 import type { NextStep } from '../core/next.js';
+import { describeRewritten, type RewrittenKind } from '../core/rewritten.js';
 import { nextFor } from './decide.js';
+import { repairOf, withRepair } from './rewritten.js';
 import type { Tuning } from './tuning.js';
 
 /** Where a tuning stands, as data for `git tune status` (text and --json). */
@@ -31,6 +33,14 @@ export interface StatusReport {
   difficult: { open: number; fixed: number; stuck: number };
   usage: { tokens: number; costUsd: number };
   warnings: string[];
+  /** Commits that rewrote a step (docs/git-model.md#rewritten-steps), oldest first; empty when none. */
+  rewritten: Array<{ commit: string; kind: RewrittenKind; files: string[]; says: string }>;
+  /**
+   * With a rewritten step: the command that repairs it (`restore`: puts the
+   * original steps back from the reflog, when it still holds them; `undo`:
+   * back to the last good step), else null.
+   */
+  repair: { command: string; restore: string | null; undo: string } | null;
   next: NextStep;
 }
 
@@ -67,6 +77,20 @@ export function statusOf(tuning: Tuning): StatusReport {
     },
     usage: state.usage,
     warnings: [...state.warnings, ...(tuning.notices ?? [])],
+    rewritten: state.rewritten.map((r) => ({ commit: r.oid, kind: r.kind, files: r.files, says: describeRewritten(r) })),
+    repair: null,
     next: nextFor(tuning),
+  };
+}
+
+/** `statusOf`, with the repair of a rewritten step looked up in the reflog (src/app/rewritten.ts). */
+export async function statusWithRepair(tuning: Tuning): Promise<StatusReport> {
+  const report = statusOf(tuning);
+  const repair = await repairOf(tuning);
+  if (!repair) return report;
+  return {
+    ...report,
+    repair: { command: repair.command, restore: repair.restore?.command ?? null, undo: repair.undo },
+    next: await withRepair(tuning, report.next),
   };
 }

@@ -84,7 +84,7 @@ export async function readHistory(
   isProse: (p: string) => boolean,
 ): Promise<HistoryCommit[]> {
   const { commits, hand, handPaths } = await walkHistory(repo, name, tip);
-  markProse(hand, handPaths, isProse);
+  markProse(hand, handPaths, isProse, name);
   return dropParsed(commits);
 }
 

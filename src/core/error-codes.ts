@@ -28,6 +28,8 @@ export const ERROR_CODES = [
   'bad-minutes', 'bad-pick', 'bad-target-name', 'bad-worktree', 'fleet-exists', 'no-match', 'no-such-fleet',
   // one driver per tuning (docs/auto.md#one-driver)
   'driver-running',
+  // a step amended, reworded or squashed (docs/git-model.md#rewritten-steps)
+  'rewritten-step',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

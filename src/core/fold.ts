@@ -1,5 +1,6 @@
 import type { BatchPlan, DifficultReason } from '../contracts/files.js';
 import { formatRunName, parseRunName, type Half, type RunId } from './names.js';
+import { isSquashedMessage, type RewrittenStep } from './rewritten.js';
 import { parseStep, unsealedStep, type Keep, type Score, type Step, type Verdict } from './steps.js';
 
 /**
@@ -11,6 +12,11 @@ export interface HistoryCommit {
   message: string;
   /** For a commit without step trailers: did it change prose files? */
   touchesProse?: boolean;
+  /**
+   * For a commit without step trailers, or a `note`: the files only a step
+   * writes that it changed (src/core/rewritten.ts); set by the reader.
+   */
+  stepFiles?: string[];
   /** `parseStep(message)`, when the reader has parsed it already (the fold then does not parse it again). */
   step?: Step | null;
 }
@@ -132,13 +138,15 @@ export interface TuningState {
   heldOut: { cases: number; rev: string } | null;
   /** Steps that did not fit the history (a grade of an unknown run, …). */
   warnings: string[];
+  /** Commits that rewrote a step (an amend, a reword, a squash), oldest first: `next` names the repair first (docs/git-model.md#rewritten-steps). */
+  rewritten: RewrittenStep[];
 }
 
 export function emptyState(tuning: string): TuningState {
   return {
     tuning, initOid: null, tipOid: null, commits: 0, dataset: null, selection: null,
     batches: [], final: [], runs: new Map(), edits: [], difficult: [], candidate: null,
-    checkpoints: [], planned: null, usage: { tokens: 0, costUsd: 0 }, baseline: null, heldOut: null, warnings: [],
+    checkpoints: [], planned: null, usage: { tokens: 0, costUsd: 0 }, baseline: null, heldOut: null, warnings: [], rewritten: [],
   };
 }
 
@@ -606,9 +614,13 @@ export function foldHistory(
     if (step === null || step.tuning !== tuning) {
       const forged = step === null ? unsealedStep(commit.message, tuning) : null;
       if (forged) state.warnings.push(`commit ${commit.oid.slice(0, 7)} carries ${forged}: its trailers are ignored, it counts as a hand commit`);
+      if (commit.stepFiles?.length) state.rewritten.push({ oid: commit.oid, index, kind: 'unsealed', files: commit.stepFiles });
       applyHandCommit(state, commit, index, ix);
       return;
     }
+    // Still folded as what it says: the repair `next` names comes first in any case.
+    if (step.step === 'note' && commit.stepFiles?.length) state.rewritten.push({ oid: commit.oid, index, kind: 'note', files: commit.stepFiles });
+    else if (isSquashedMessage(commit.message)) state.rewritten.push({ oid: commit.oid, index, kind: 'squashed', files: [] });
     if (step.step === 'init' && state.initOid === null) state.initOid = commit.oid;
     applyStep(state, step, commit, index, selection, ix);
     applyDifficult(state, step, index);

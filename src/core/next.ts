@@ -6,6 +6,7 @@ import { closedHalf, countedRuns, currentBatch, halfRuns, isVoidRun, runName, ty
 import { FINAL_RUN, parseRunName, type Half } from './names.js';
 import { configPath, readmePath, RUN_FILES, runFilePath } from './paths.js';
 import { planBatch } from './plan.js';
+import { describeRewritten, undoCommand } from './rewritten.js';
 import { passedRuleBreaks } from './rules.js';
 
 /**
@@ -15,7 +16,7 @@ import { passedRuleBreaks } from './rules.js';
 export const NEXT_KINDS = [
   'dataset', 'config', 'select', 'batch', 'run', 'resume', 'grade', 'void-floor', 'void-rerun',
   'refused', 'confirm', 'candidate', 'mem-run', 'checkpoint', 'final', 'done', 'final-failed',
-  'stop-batch', 'edit',
+  'stop-batch', 'edit', 'repair',
 ] as const;
 export type NextKind = (typeof NEXT_KINDS)[number];
 
@@ -119,6 +120,7 @@ function notesFor(input: NextInput): string[] {
   if (state.heldOut && !finalGraded && (state.baseline === null || state.baseline.heldOutRev !== state.heldOut.rev)) {
     notes.push(`the held-out set (${state.heldOut.cases} cases) has ${state.baseline ? 'changed since its baseline' : 'no baseline yet'}: without one the final check cannot compare it (git tune baseline)`);
   }
+  for (const r of state.rewritten.slice(1)) notes.push(describeRewritten(r));
   if (state.warnings.length > 0) notes.push(`history has ${state.warnings.length} step(s) that did not fit: git tune status`);
   return notes;
 }
@@ -158,6 +160,8 @@ function voidStep(run: RunState, config: Config, rerun: string): Draft {
 
 function decide(input: NextInput): Draft {
   const { state, config, dir } = input;
+  // A rewritten step comes first: every decision below would build on a history that lost it.
+  if (state.rewritten.length > 0) return repairStep(state);
   if (!state.dataset) {
     return { kind: 'dataset', message: 'import the cases (JSON, JSONL or YAML): git tune dataset import <file>', command: 'git tune dataset import <file>' };
   }
@@ -274,6 +278,22 @@ function decide(input: NextInput): Draft {
     kind: 'edit',
     message: `${run.name} is ${grade.verdict}: edit the ${scope} and write ${runFilePath(dir, run.name, RUN_FILES.changes)}, then record the edit`,
     command: 'git tune edit', ...where(run),
+  };
+}
+
+/**
+ * A step was rewritten (an amend, a reword, a squash: src/core/rewritten.ts):
+ * go back to the last good step. The command here needs no reflog; where
+ * the original commits are still in it, the app puts the command that
+ * restores them first (src/app/rewritten.ts).
+ */
+export function repairStep(state: TuningState): Draft {
+  const first = state.rewritten[0]!;
+  const n = state.commits - first.index;
+  return {
+    kind: 'repair',
+    message: `${describeRewritten(first)}${state.rewritten.length > 1 ? ` (and ${state.rewritten.length - 1} more)` : ''}: no step goes on from a rewritten one; undo the ${n} commit${n === 1 ? '' : 's'} from it on (back to the last good step), or put the original step back from the reflog`,
+    command: undoCommand(state.commits, first),
   };
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decideNext, latestBatchRun, NEXT_KINDS, type NextKind, type NextStep } from '../../src/core/next.js';
-import { add, History, ids, makeConfig, mem, nextInput, nomem } from '../helpers/history.js';
+import { add, fakeOid, History, ids, makeConfig, mem, nextInput, nomem } from '../helpers/history.js';
 
 const ABC = ['a', 'b', 'c'];
 type Opts = Parameters<typeof nextInput>[1];
@@ -423,6 +423,13 @@ describe('next: every kind', () => {
     'final-failed': () => next(batchOneDone().ran('final-check', 'FAILED', ['a'])),
     'stop-batch': () => next(fourRunsNoPass(['a', 'b'])),
     edit: () => next(planned().ran(nomem(1, 1), 'PROGRESS', ['a'])),
+    repair: () => {
+      // The run commit amended with a message of one's own: its files, no trailers (src/core/rewritten.ts).
+      const h = planned();
+      h.start(nomem(1, 1));
+      h.commits.push({ oid: fakeOid(h.commits.length + 1), message: 'batch 1 ran\n', stepFiles: [`.tune/demo/runs/${nomem(1, 1)}/results.json`] });
+      return next(h);
+    },
   };
 
   for (const kind of NEXT_KINDS) {

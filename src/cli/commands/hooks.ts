@@ -116,7 +116,10 @@ async function hook(io: CommandIO, name: string, args: string[], _opts: unknown)
         await clearHookState(repo);
         const tuning = await tuningOnHead(repo);
         if (!tuning) return;
-        io.err(`git-tune next: ${renderNext(nextFor(await load(tuning)))}`);
+        const read = await load(tuning);
+        const step = nextFor(read);
+        // An amend of a step shows here first: with the command that puts it back (src/app/rewritten.ts).
+        io.err(`git-tune next: ${renderNext(step.kind === 'repair' ? await (await import('../../app/rewritten.js')).withRepair(read, step) : step)}`);
         return;
       }
       case 'pre-push': {

@@ -26,7 +26,10 @@ export function renderNext(step: NextStep): string {
 export async function nextAfter(io: CommandIO, tuning: string | undefined, start = false): Promise<NextStep> {
   const [{ nextFor }, { openTuning, loadTuning }, { openRepo }] = await Promise.all([import('../../app/decide.js'), import('../../app/tuning.js'), import('../../git/open.js')]);
   // `next` is where a command starts (an interrupted step is finished first); after a step, the tuning is only read again.
-  return nextFor(start ? await openTuning(io.cwd, tuning) : await loadTuning(await openRepo(io.cwd), tuning));
+  const read = start ? await openTuning(io.cwd, tuning) : await loadTuning(await openRepo(io.cwd), tuning);
+  const step = nextFor(read);
+  // A rewritten step: the command that puts the original back, when the reflog still holds it (src/app/rewritten.ts).
+  return step.kind === 'repair' ? (await import('../../app/rewritten.js')).withRepair(read, step) : step;
 }
 
 /**

@@ -15,8 +15,8 @@ export function register(program: CommandUnknownOpts): void {
 }
 
 async function run(io: CommandIO, opts: { json?: boolean; tuning?: string }): Promise<void> {
-  const [{ statusOf }, { openTuning }] = await Promise.all([import('../../app/status.js'), import('../../app/tuning.js')]);
-  const report = statusOf(await openTuning(io.cwd, opts.tuning));
+  const [{ statusWithRepair }, { openTuning }] = await Promise.all([import('../../app/status.js'), import('../../app/tuning.js')]);
+  const report = await statusWithRepair(await openTuning(io.cwd, opts.tuning));
   if (opts.json) {
     printJson(io, report);
     return;
@@ -38,6 +38,10 @@ async function run(io: CommandIO, opts: { json?: boolean; tuning?: string }): Pr
   if (rows.length > 0) lines.push('', table(['batch', 'cases', 'run', 'verdict', 'checkpoint'], rows));
   if (report.edits.length > 0) {
     lines.push('', table(['edit', 'after', 'where it stands'], report.edits.map((e) => [`${e.commit.slice(0, 7)}${e.hand ? ' (hand)' : ''}`, e.run, e.fate])));
+  }
+  for (const r of report.rewritten) lines.push(`rewritten: ${r.says}`);
+  if (report.repair) {
+    lines.push(`repair: ${report.repair.command}${report.repair.restore ? `   (or back to the last good step: ${report.repair.undo})` : '   (the reflog no longer holds the original steps)'}`);
   }
   for (const w of report.warnings) lines.push(`warning: ${w}`);
   lines.push('', `next: ${renderNext(report.next)}`);
