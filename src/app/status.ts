@@ -2,6 +2,7 @@ import { viewDifficult } from '../core/difficult.js';
 import { editFate } from '../core/edits.js';
 import { isVoidRun, type EditKeep, type TuningState } from '../core/fold.js';
 import type { NextStep } from '../core/next.js';
+import type { AbandonedMove } from './abandon.js';
 import { nextFor } from './decide.js';
 import type { Tuning } from './tuning.js';
 
@@ -30,6 +31,8 @@ export interface StatusReport {
   }>;
   difficult: { open: number; fixed: number; stuck: number };
   usage: { tokens: number; costUsd: number };
+  /** Steps a rewrite abandoned whose run tags were moved aside (`git tune log --abandoned`): how many, in how many moves, the last when. */
+  abandoned: { steps: number; moves: number; last: string | null };
   warnings: string[];
   next: NextStep;
 }
@@ -41,7 +44,7 @@ function runRow(r: TuningState['batches'][number]['runs'][number]) {
   };
 }
 
-export function statusOf(tuning: Tuning): StatusReport {
+export function statusOf(tuning: Tuning, abandoned: readonly Pick<AbandonedMove, 'steps' | 'at'>[] = []): StatusReport {
   const { state } = tuning;
   const view = viewDifficult(state, tuning.config?.maxRetries ?? 3);
   return {
@@ -66,6 +69,7 @@ export function statusOf(tuning: Tuning): StatusReport {
       stuck: view.filter((e) => e.status === 'stuck').length,
     },
     usage: state.usage,
+    abandoned: { steps: abandoned.reduce((n, m) => n + m.steps, 0), moves: abandoned.length, last: abandoned[abandoned.length - 1]?.at ?? null },
     warnings: [...state.warnings, ...(tuning.notices ?? [])],
     next: nextFor(tuning),
   };

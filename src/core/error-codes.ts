@@ -26,6 +26,8 @@ export const ERROR_CODES = [
   'unknown-preset', 'void-first', 'why-without-keep',
   // fleets of target models, auto's filters and limits
   'bad-minutes', 'bad-pick', 'bad-target-name', 'bad-worktree', 'fleet-exists', 'no-match', 'no-such-fleet',
+  // git tune undo
+  'bad-count', 'undo-past-init', 'undo-pushed',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

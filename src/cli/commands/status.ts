@@ -15,8 +15,10 @@ export function register(program: CommandUnknownOpts): void {
 }
 
 async function run(io: CommandIO, opts: { json?: boolean; tuning?: string }): Promise<void> {
-  const [{ statusOf }, { openTuning }] = await Promise.all([import('../../app/status.js'), import('../../app/tuning.js')]);
-  const report = statusOf(await openTuning(io.cwd, opts.tuning));
+  const [{ statusOf }, { openTuning }, { listAbandoned, stillAbandoned }] = await Promise.all([import('../../app/status.js'), import('../../app/tuning.js'), import('../../app/abandon.js')]);
+  const tuning = await openTuning(io.cwd, opts.tuning);
+  const moves = await listAbandoned(tuning.repo, tuning.name);
+  const report = statusOf(tuning, moves.length === 0 ? [] : stillAbandoned(moves, tuning.commits));
   if (opts.json) {
     printJson(io, report);
     return;
@@ -38,6 +40,10 @@ async function run(io: CommandIO, opts: { json?: boolean; tuning?: string }): Pr
   if (rows.length > 0) lines.push('', table(['batch', 'cases', 'run', 'verdict', 'checkpoint'], rows));
   if (report.edits.length > 0) {
     lines.push('', table(['edit', 'after', 'where it stands'], report.edits.map((e) => [`${e.commit.slice(0, 7)}${e.hand ? ' (hand)' : ''}`, e.run, e.fate])));
+  }
+  if (report.abandoned.moves > 0) {
+    const { steps, moves, last } = report.abandoned;
+    lines.push('', `abandoned: ${steps} step${steps === 1 ? '' : 's'} left the branch (${moves} move${moves === 1 ? '' : 's'} aside, the last at ${last}): git tune log --abandoned`);
   }
   for (const w of report.warnings) lines.push(`warning: ${w}`);
   lines.push('', `next: ${renderNext(report.next)}`);
