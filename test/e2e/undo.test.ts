@@ -1,4 +1,4 @@
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execSync } from 'node:child_process';
@@ -9,60 +9,65 @@ import { cacheDir } from '../../src/app/cache.js';
 import { openRepo } from '../../src/git/open.js';
 import { ROOT, tuneAsync, tuneOkSync } from '../helpers/cli.js';
 import { TempRepo } from '../helpers/repo.js';
-import { EXAMPLE_INIT, stepCommits, templateAsync, type StepCommit } from '../helpers/tuning.js';
+import { EXAMPLE, EXAMPLE_INIT, stepCommits, templateAsync, type StepCommit } from '../helpers/tuning.js';
 
 /**
  * Issue 21: native git undoes a tuning. A `git reset --hard` into the middle
  * of a batch abandons steps whose run tags and logs were in the way of the
  * runs after it; they move aside under refs/tune-abandoned and `auto` goes
  * on to done. `git tune undo [n]` does the same the safe way and prints the
- * command that undoes it. On the example agent and on the help desk of
- * test/fixtures (another agent, judge and editor); what was written is read
+ * command that undoes it. On the example agent and on the shop agent of
+ * test/fixtures/fleet (another agent and editor, no judge); what was written is read
  * with native git. One tuning of each is run to done per file and copied.
  */
-const SMALL = [['limit', '3'], ['minBatch', '3'], ['maxBatch', '3'], ['recheck', '1'], ['concurrency', '3'], ['maxRetries', '1'], ['maxRuns', '3']] as const;
+/** Three cases in one batch: the whole method (both halves, an edit, the final check) in few steps. */
+const SMALL = [['limit', '3'], ['minBatch', '3']] as const;
+const SHOP = path.join(ROOT, 'test/fixtures/fleet');
 
 interface Agent {
   name: string;
-  /** What every command of this agent needs in its environment. */
-  env: Record<string, string>;
   build: () => Promise<TempRepo>;
 }
 
 const cleanup: Array<() => void> = [];
 afterAll(() => cleanup.forEach((c) => c()));
 
-function stateDir(): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'git-tune-undo-state-'));
-  cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-async function tunedFrom(files: string, name: string, init: readonly string[], env: Record<string, string>): Promise<TempRepo> {
-  const repo = new TempRepo('git-tune-undo-');
-  repo.git('init', '-q', '-b', 'main');
-  cpSync(files, repo.dir, { recursive: true });
-  repo.git('add', '-A');
-  repo.git('commit', '-q', '-m', 'the agent');
+async function tunedFrom(files: Record<string, string>, name: string, init: readonly string[], settings: ReadonlyArray<readonly [string, string]>): Promise<TempRepo> {
+  const repo = TempRepo.create(files);
   tuneOkSync(repo, ['init', name, ...init]);
-  for (const [key, value] of SMALL) tuneOkSync(repo, ['config', 'set', key, value]);
-  const r = await tuneAsync(repo, ['auto'], env);
+  for (const [key, value] of settings) tuneOkSync(repo, ['config', 'set', key, value]);
+  const r = await tuneAsync(repo, ['auto']);
   if (r.code !== 0) throw new Error(`auto failed\n${r.stderr.slice(-3000)}`);
   return repo;
 }
 
+/** The example agent, its tuning over three cases. */
 const example: Agent = {
   name: 'demo',
-  env: {},
-  build: () => tunedFrom(path.join(ROOT, 'templates/example'), 'demo', EXAMPLE_INIT, {}),
+  build: async () => {
+    const files: Record<string, string> = {};
+    const walk = (dir: string) => {
+      for (const e of readdirSync(path.join(EXAMPLE, dir), { withFileTypes: true })) {
+        const rel = dir ? `${dir}/${e.name}` : e.name;
+        if (e.isDirectory()) walk(rel);
+        else files[rel] = readFileSync(path.join(EXAMPLE, rel), 'utf8');
+      }
+    };
+    walk('');
+    return tunedFrom(files, 'demo', EXAMPLE_INIT, SMALL);
+  },
 };
-const helpdeskState = stateDir();
-const helpdesk: Agent = {
-  name: 'desk',
-  env: { HELPDESK_STATE: helpdeskState },
-  build: () => tunedFrom(path.join(ROOT, 'test/fixtures/helpdesk'), 'desk',
-    ['--prose', 'desk/**/*.md', '--memory-policy', 'desk/memory-policy.md', '--runner', 'node runner.mjs', '--judge', 'node judge.mjs', '--editor', 'node editor.mjs', '--dataset', 'cases.json'],
-    { HELPDESK_STATE: helpdeskState }),
+/**
+ * Another agent (test/fixtures/fleet: it answers from agents/rules.md on a
+ * target model, and its editor knows one fix), no judge.
+ */
+const shop: Agent = {
+  name: 'shop',
+  build: () => tunedFrom(
+    { 'agents/rules.md': '- refund: 30 days\n- shipping: 3 days\n', 'cases.yaml': readFileSync(path.join(SHOP, 'cases.yaml'), 'utf8') },
+    'shop', ['--prose', 'agents/**/*.md', '--runner', `node ${SHOP}/agent.mjs`, '--editor', `node ${SHOP}/editor.mjs`, '--dataset', 'cases.yaml'],
+    [['targets', '[{name: small, env: {}}]'], ['target', 'small']],
+  ),
 };
 
 /** A copy of the agent's tuning, run to done once per file. */
@@ -80,15 +85,15 @@ const firstParent = (repo: TempRepo, name: string) => new Set(repo.git('log', '-
 const tip = (repo: TempRepo, name: string) => repo.git('rev-parse', `tune/${name}`).trim();
 const fsckClean = (repo: TempRepo) => expect(repo.git('fsck', '--full', '--strict', '--no-dangling', '--no-progress')).toBe('');
 
-/** The run-start of the last batch run but one: a reset there lands in the middle of a batch. */
+/** The run-start of the last batch run: a reset there lands in the middle of a batch, its run started and not finished. */
 function midBatch(steps: StepCommit[]): { index: number; run: string } {
   const starts = steps.map((s, i) => ({ s, i })).filter(({ s }) => s.step === 'run-start' && s.run.startsWith('batch'));
-  const { s, i } = starts[starts.length - 2]!;
+  const { s, i } = starts[starts.length - 1]!;
   return { index: i, run: s.run };
 }
 
 describe.concurrent('abandoned steps after a reset, and git tune undo', () => {
-  for (const agent of [example, helpdesk]) {
+  for (const agent of [example, shop]) {
     it(`${agent.name}: git reset --hard into a batch, then auto to done; the abandoned tags and logs are moved aside`, async () => {
       const repo = await tuned(agent);
       const { name } = agent;
@@ -99,7 +104,7 @@ describe.concurrent('abandoned steps after a reset, and git tune undo', () => {
       const back = steps.length - 1 - index;
       repo.git('reset', '-q', '--hard', `HEAD~${back}`);
 
-      const r = await tuneAsync(repo, ['auto'], agent.env);
+      const r = await tuneAsync(repo, ['auto']);
       expect(r.code, r.stderr.slice(-3000)).toBe(0);
       expect(r.stdout).toMatch(new RegExp(`^${name}: done: the final check is VERIFIED`));
       fsckClean(repo);
@@ -173,39 +178,39 @@ describe.concurrent('abandoned steps after a reset, and git tune undo', () => {
     fsckClean(repo);
   }, 240_000);
 
-  it('desk: undo 2 on another agent, and its refusals: dirty prose, past the init step, pushed steps unless --force', async () => {
-    const repo = await tuned(helpdesk);
-    const start = tip(repo, 'desk');
-    const afterInit = stepCommits(repo, 'tune/desk').length - 2; // not the project's commit, nor the init step
+  it('shop: undo 2 on another agent, and its refusals: dirty prose, past the init step, pushed steps unless --force', async () => {
+    const repo = await tuned(shop);
+    const start = tip(repo, 'shop');
+    const afterInit = stepCommits(repo, 'tune/shop').length - 2; // not the project's commit, nor the init step
 
     const past = repo.tune(['undo', String(afterInit + 1), '--json']);
     expect(past.code).toBe(3);
     expect(JSON.parse(past.stdout).error).toMatchObject({ code: 'undo-past-init', hint: `git tune undo ${afterInit}   # back to the init step` });
     expect(repo.tune(['undo', 'two']).code).toBe(2);
 
-    writeFileSync(repo.path('desk/prompt.md'), 'changed by hand\n');
+    writeFileSync(repo.path('agents/rules.md'), 'changed by hand\n');
     const dirty = repo.tune(['undo', '--json']);
     expect(dirty.code).toBe(2);
-    expect(JSON.parse(dirty.stdout).error).toMatchObject({ code: 'dirty-file', hint: "commit or stash them first: git stash push -- 'desk/prompt.md'" });
-    repo.git('checkout', '--', 'desk/prompt.md');
+    expect(JSON.parse(dirty.stdout).error).toMatchObject({ code: 'dirty-file', hint: "commit or stash them first: git stash push -- 'agents/rules.md'" });
+    repo.git('checkout', '--', 'agents/rules.md');
 
     const remote = mkdtempSync(path.join(os.tmpdir(), 'git-tune-undo-remote-'));
     cleanup.push(() => rmSync(remote, { recursive: true, force: true }));
     execSync(`git init -q --bare '${remote}'`);
     repo.git('remote', 'add', 'origin', remote);
-    repo.git('push', '-q', 'origin', 'tune/desk');
+    repo.git('push', '-q', 'origin', 'tune/shop');
     repo.git('fetch', '-q', 'origin');
     const pushed = repo.tune(['undo', '2', '--json']);
     expect(pushed.code).toBe(3);
     expect(JSON.parse(pushed.stdout).error).toMatchObject({ code: 'undo-pushed', hint: 'git tune undo 2 --force   # then the remote needs a forced push too' });
-    expect(tip(repo, 'desk')).toBe(start);
+    expect(tip(repo, 'shop')).toBe(start);
 
     const forced = repo.tune(['undo', '2', '--force']);
     expect(forced.code, forced.stderr).toBe(0);
-    expect(forced.stdout).toContain('warning: origin/tune/desk still holds them');
-    expect(tip(repo, 'desk')).toBe(repo.git('rev-parse', `${start}~2`).trim());
+    expect(forced.stdout).toContain('warning: origin/tune/shop still holds them');
+    expect(tip(repo, 'shop')).toBe(repo.git('rev-parse', `${start}~2`).trim());
     expect(repo.git('status', '--porcelain')).toBe('');
-    expect(tags(repo, 'desk').has('final-check')).toBe(false);
+    expect(tags(repo, 'shop').has('final-check')).toBe(false);
     fsckClean(repo);
   }, 240_000);
 
