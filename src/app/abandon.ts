@@ -186,6 +186,17 @@ async function tipBefore(repo: GitRepo, tuning: string, tip: string): Promise<st
   return last && last.new === tip && /^[0-9a-f]{40}$/.test(last.old) && !/^0+$/.test(last.old) ? last.old : null;
 }
 
+/**
+ * Whether a run tag's commit is abandoned: no longer reachable from the
+ * branch. A tag on a commit the branch does reach (its own run commit, or any
+ * other commit of its history, as a tag left by another repository may be) is
+ * not, and stays where it is.
+ */
+export async function offTheBranch(repo: GitRepo, commit: string, onBranch: ReadonlySet<string>, tip: string): Promise<boolean> {
+  if (onBranch.has(commit)) return false;
+  return !(await repo.isAncestor(commit, tip).catch(() => false));
+}
+
 /** Whether any remote-tracking branch still holds `commit` (a pull not merged yet, or pushed steps reset locally). */
 async function onRemote(repo: GitRepo, commit: string, remotes: readonly { oid: string }[]): Promise<boolean> {
   for (const r of remotes) if (await repo.isAncestor(commit, r.oid).catch(() => false)) return true;
@@ -217,13 +228,13 @@ export async function settleRunTags(view: TuningView, ctx: WriteCtx): Promise<st
   const notices: string[] = [];
   const tags = await runTags(repo, name);
   let off = tagsOffTheBranch(tags, runCommitOf(view));
+  const onBranch = new Set(view.commits.map((c) => c.oid));
   if (off.length > 0) {
     const remotes = await repo.listRefs('refs/remotes');
     const local: AbandonedRun[] = [];
-    for (const t of off) if (!(await onRemote(repo, t.commit, remotes))) local.push(t);
+    for (const t of off) if ((await offTheBranch(repo, t.commit, onBranch, tip)) && !(await onRemote(repo, t.commit, remotes))) local.push(t);
     off = local;
   }
-  const onBranch = new Set(view.commits.map((c) => c.oid));
   const from = await tipBefore(repo, name, tip);
   if (off.length > 0) {
     const moved = await moveAside(repo, name, { runs: off, why: 'the branch was rewritten (reset or rebase)', from, tip, onBranch }, ctx);
@@ -270,10 +281,13 @@ export async function makeWayForRun(view: TuningView, run: string, ctx: WriteCtx
   const held = await repo.resolveRef(tagRef(name, run));
   if (held === null) return;
   const onBranch = new Set(view.commits.map((c) => c.oid));
-  if (onBranch.has(held)) {
+  if (!(await offTheBranch(repo, held, onBranch, tip))) {
     throw usageError('tag-exists', `tag ${tagName(name, run)} already exists`, `git tag -d ${tagName(name, run)}   # only if it is left over from another repository`);
   }
-  const off = tagsOffTheBranch(await runTags(repo, name), runCommitOf(view)).filter((t) => t.run === run || !onBranch.has(t.commit));
+  const off: AbandonedRun[] = [];
+  for (const t of tagsOffTheBranch(await runTags(repo, name), runCommitOf(view))) {
+    if (t.run === run || (await offTheBranch(repo, t.commit, onBranch, tip))) off.push(t);
+  }
   await moveAside(repo, name, { runs: off, why: `a new ${run} needed the tag name`, from: await tipBefore(repo, name, tip), tip, onBranch }, ctx);
 }
 

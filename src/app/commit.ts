@@ -11,7 +11,7 @@ import { blobOid, readIndexEntries } from '../git/index-file.js';
 import { withToolLock } from '../git/lock-owner.js';
 import type { FileChange, GitRepo, NewCommit } from '../git/types.js';
 import { crashPoint } from '../faults/crash.js';
-import { moveAside } from './abandon.js';
+import { moveAside, offTheBranch } from './abandon.js';
 import { DryRun } from './dry-run.js';
 import { clearJournal, writeJournal } from './recover.js';
 import { reportChanges, withReports } from './reports.js';
@@ -200,8 +200,8 @@ async function writeSteps(target: CommitTarget, steps: readonly StepCommit[], ct
       if (held === null) continue;
       // A tag left by steps a rewrite abandoned is moved aside (src/app/abandon.ts); one on the branch is refused.
       const onBranch = target.history ? new Set(target.history().map((c) => c.oid)) : null;
-      if (onBranch && !onBranch.has(held)) {
-        await moveAside(repo, target.tuning, { runs: [{ run, commit: held }], why: `a new ${run} needed the tag name`, from: null, tip: target.parent ?? held, onBranch }, ctx);
+      if (onBranch && target.parent && (await offTheBranch(repo, held, onBranch, target.parent))) {
+        await moveAside(repo, target.tuning, { runs: [{ run, commit: held }], why: `a new ${run} needed the tag name`, from: null, tip: target.parent, onBranch }, ctx);
         continue;
       }
       throw usageError('tag-exists', `tag ${ref.replace('refs/tags/', '')} already exists`, `git tag -d ${ref.replace('refs/tags/', '')}   # only if it is left over from another repository`);

@@ -6,7 +6,7 @@ import { tuningDir } from '../core/paths.js';
 import { conflictError, historyError, usageError } from '../errors.js';
 import { resolveIdentity, type Env } from '../git/identity.js';
 import { withToolLock } from '../git/lock-owner.js';
-import { markTagsSettled, moveAside, type AbandonedMove } from './abandon.js';
+import { markTagsSettled, moveAside, offTheBranch, type AbandonedMove } from './abandon.js';
 import { assertNotDirty } from './commit.js';
 import { uncommittedProse } from './prose.js';
 import { clearJournal, writeJournal } from './recover.js';
@@ -92,8 +92,12 @@ export async function undoSteps(tuning: Tuning, opts: UndoOptions): Promise<Undo
 
   const dropping = new Set(droppedOids);
   const kept = new Set(commits.slice(0, commits.length - n).map((c) => c.oid));
-  const runs = (await repo.listRefs(tagRef(name, ''))).map((r) => ({ run: r.ref.slice(tagRef(name, '').length), commit: r.oid }))
-    .filter((t) => dropping.has(t.commit) || !kept.has(t.commit));
+  // The tags of the dropped runs, and any other no longer reachable from where the branch goes (an earlier reset's).
+  const runs: Array<{ run: string; commit: string }> = [];
+  for (const r of await repo.listRefs(tagRef(name, ''))) {
+    const t = { run: r.ref.slice(tagRef(name, '').length), commit: r.oid };
+    if (dropping.has(t.commit) || (await offTheBranch(repo, t.commit, kept, to))) runs.push(t);
+  }
 
   const paths = tuning.onBranch ? await pathsBetween(tuning, droppedOids) : [];
   const restore = tuning.onBranch ? `git reset --keep ${from}` : `git branch -f ${branchName(name)} ${from}`;
