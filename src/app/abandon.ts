@@ -238,11 +238,16 @@ export async function settleRunTags(view: TuningView, ctx: WriteCtx): Promise<st
   const from = await tipBefore(repo, name, tip);
   if (off.length > 0) {
     const moved = await moveAside(repo, name, { runs: off, why: 'the branch was rewritten (reset or rebase)', from, tip, onBranch }, ctx);
-    notices.push(`${off.length} run tag${off.length === 1 ? '' : 's'} of steps no longer on the branch moved aside${moved ? ` (${moved.steps} abandoned steps)` : ''}: git tune log --abandoned`);
+    notices.push(`${off.length} run tag${off.length === 1 ? '' : 's'} of steps no longer on the branch moved aside${moved ? ` (${moved.steps} abandoned step${moved.steps === 1 ? '' : 's'})` : ''}: git tune log --abandoned`);
   }
   notices.push(...(await restoreKept(view, tags, ctx)));
   await markTagsSettled(repo.gitdir, name, tip);
   return notices;
+}
+
+/** Forgets the note (a command that moves tags and then the branch): should it be killed between, the next start looks again. */
+export async function forgetTagsSettled(gitdir: string, tuning: string): Promise<void> {
+  await fs.rm(localPath(gitdir, tuning, 'cache', TAGS_CHECKED), { force: true });
 }
 
 /** Notes that the run tags are settled for `tip` (a cache: losing it costs one more look). */
@@ -268,7 +273,7 @@ async function restoreKept(view: TuningView, tags: readonly AbandonedRun[], ctx:
     if (move.logs) await restoreRunLogs(repo, name, run, move.logs, ctx);
     back.push(run);
   }
-  return back.length === 0 ? [] : [`the branch holds ${back.join(', ')} again: their run tags were put back from refs/tune-abandoned`];
+  return back.length === 0 ? [] : [`the branch holds ${back.join(', ')} again: ${back.length === 1 ? 'its run tag was' : 'their run tags were'} put back from refs/tune-abandoned`];
 }
 
 /**

@@ -6,7 +6,8 @@ import { tuningDir } from '../core/paths.js';
 import { conflictError, historyError, usageError } from '../errors.js';
 import { resolveIdentity, type Env } from '../git/identity.js';
 import { withToolLock } from '../git/lock-owner.js';
-import { markTagsSettled, moveAside, offTheBranch, type AbandonedMove } from './abandon.js';
+import { crashPoint } from '../faults/crash.js';
+import { forgetTagsSettled, markTagsSettled, moveAside, offTheBranch, type AbandonedMove } from './abandon.js';
 import { assertNotDirty } from './commit.js';
 import { uncommittedProse } from './prose.js';
 import { clearJournal, writeJournal } from './recover.js';
@@ -119,15 +120,19 @@ export async function undoSteps(tuning: Tuning, opts: UndoOptions): Promise<Undo
       await assertCleanGitState(repo);
       await assertNothingUncommitted(tuning, from, paths, opts.env);
     }
+    await forgetTagsSettled(repo.gitdir, name);
     outcome.moved = await moveAside(repo, name, {
       runs, why: `git tune undo ${n}`, from, tip: to, onBranch: kept,
     }, { env: opts.env, now: opts.now });
+    await crashPoint('undo:after-tags');
     const { committer } = await resolveIdentity(repo.gitdir, opts.env, opts.now);
     // A kill from here on is finished by the next command, as for a step (src/app/recover.ts).
     await writeJournal(repo, { tuning: name, ref: tuning.ref, base: from, to, tags: [], paths, head: null, command: `git tune undo ${n}` });
     await repo.compareAndSwapRef(tuning.ref, to, from, { message: `tune undo: moving back ${n} step${n === 1 ? '' : 's'} to ${to}`, committer });
+    await crashPoint('undo:after-ref');
     if (paths.length > 0) await repo.checkoutPaths(to, paths);
     await clearJournal(repo, name);
+    await crashPoint('undo:after-checkout');
     // The tags are settled for this tip: the next command's start need not look again (src/app/abandon.ts).
     await markTagsSettled(repo.gitdir, name, to);
   };

@@ -8,7 +8,7 @@ import { undoSteps } from '../../src/app/undo.js';
 import { cacheDir } from '../../src/app/cache.js';
 import { openRepo } from '../../src/git/open.js';
 import { ROOT, tuneAsync, tuneOkSync } from '../helpers/cli.js';
-import { TempRepo } from '../helpers/repo.js';
+import { leftovers, TempRepo } from '../helpers/repo.js';
 import { EXAMPLE, EXAMPLE_INIT, stepCommits, templateAsync, type StepCommit } from '../helpers/tuning.js';
 
 /**
@@ -211,6 +211,29 @@ describe.concurrent('abandoned steps after a reset, and git tune undo', () => {
     expect(tip(repo, 'shop')).toBe(repo.git('rev-parse', `${start}~2`).trim());
     expect(repo.git('status', '--porcelain')).toBe('');
     expect(tags(repo, 'shop').has('final-check')).toBe(false);
+    fsckClean(repo);
+  }, 240_000);
+
+  it('shop: undo killed after moving the tags, or after moving the branch: the next command finishes or takes it back', async () => {
+    const repo = await tuned(shop);
+    const start = tip(repo, 'shop');
+    const before = tags(repo, 'shop');
+    const killed = await tuneAsync(repo, ['undo', '2'], { GIT_TUNE_CRASH_AT: 'undo:after-tags' });
+    expect(killed.signal).toBe('SIGKILL');
+    expect(tip(repo, 'shop')).toBe(start);
+    expect(tags(repo, 'shop').has('final-check')).toBe(false); // moved aside, the branch not moved yet
+    expect(repo.tune(['status']).stdout).toContain('warning: the branch holds final-check again: its run tag was put back from refs/tune-abandoned');
+    expect(tags(repo, 'shop')).toEqual(before);
+
+    const cut = await tuneAsync(repo, ['undo', '5'], { GIT_TUNE_CRASH_AT: 'undo:after-ref' });
+    expect(cut.signal).toBe('SIGKILL');
+    const back = repo.git('rev-parse', `${start}~5`).trim();
+    expect(tip(repo, 'shop')).toBe(back);
+    expect(repo.git('status', '--porcelain', '--untracked-files=no')).not.toBe(''); // the files lag behind the branch
+    const status = repo.tune(['status']);
+    expect(status.stdout).toMatch(/warning: an interrupted git tune undo 5 was finished: \d+ files? checked out/);
+    expect(repo.git('status', '--porcelain', '--untracked-files=no')).toBe('');
+    expect(leftovers(repo)).toEqual([]);
     fsckClean(repo);
   }, 240_000);
 

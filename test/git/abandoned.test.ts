@@ -114,7 +114,7 @@ describe('abandoned steps: the git pieces', () => {
     const view: TuningView = { repo: git, name: 'x', tip: oids[2]!, runs: new Map(), commits: oids.slice(1).map((oid) => ({ oid })) };
 
     const notices = await settleRunTags(view, ctx(repo));
-    expect(notices).toEqual(['1 run tag of steps no longer on the branch moved aside (1 abandoned steps): git tune log --abandoned']);
+    expect(notices).toEqual(['1 run tag of steps no longer on the branch moved aside (1 abandoned step): git tune log --abandoned']);
     expect(repo.git('tag', '-l', 'tune/x/*').trim().split('\n')).toEqual(['tune/x/batch01-mem-run1', 'tune/x/final-check']);
     expect(repo.git('rev-parse', 'refs/tune-abandoned/x/1/tags/batch01-nomem-run1').trim()).toBe(lost);
     expect(await settleRunTags(view, ctx(repo))).toEqual([]); // once per tip
