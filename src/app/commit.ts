@@ -14,6 +14,7 @@ import { crashPoint } from '../faults/crash.js';
 import { diskFullPoint } from '../faults/enospc.js';
 import { isSpaceError } from '../git/disk-full.js';
 import { writeFileAtomic } from '../git/lockfile.js';
+import { moveAside, offTheBranch } from './abandon.js';
 import { DryRun } from './dry-run.js';
 import { clearJournal, writeJournal } from './recover.js';
 import { reportChanges, withReports } from './reports.js';
@@ -198,9 +199,15 @@ async function writeSteps(target: CommitTarget, steps: readonly StepCommit[], ct
     for (const file of commit.changes.keys()) touched.add(file);
     for (const run of commit.tags ?? []) {
       const ref = tagRef(target.tuning, run);
-      if (await repo.resolveRef(ref)) {
-        throw usageError('tag-exists', `tag ${ref.replace('refs/tags/', '')} already exists`, `git tag -d ${ref.replace('refs/tags/', '')}   # only if it is left over from another repository`);
+      const held = await repo.resolveRef(ref);
+      if (held === null) continue;
+      // A tag left by steps a rewrite abandoned is moved aside (src/app/abandon.ts); one on the branch is refused.
+      const onBranch = target.history ? new Set(target.history().map((c) => c.oid)) : null;
+      if (onBranch && target.parent && (await offTheBranch(repo, held, onBranch, target.parent))) {
+        await moveAside(repo, target.tuning, { runs: [{ run, commit: held }], why: `a new ${run} needed the tag name`, from: null, tip: target.parent, onBranch }, ctx);
+        continue;
       }
+      throw usageError('tag-exists', `tag ${ref.replace('refs/tags/', '')} already exists`, `git tag -d ${ref.replace('refs/tags/', '')}   # only if it is left over from another repository`);
     }
   }
   assertNoSecrets(commits.flatMap((c) => [...c.changes]), ctx.env);

@@ -1,3 +1,4 @@
+import { makeWayForRun, viewOf } from './abandon.js';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -480,9 +481,7 @@ async function recordResultSetLocked(tuning: Tuning, set: ResultSet, ctx: RunCon
   if (set.manifest.shard.count !== 1) {
     throw usageError('shard-not-whole', `${set.dir} is shard ${formatShard(set.manifest.shard)}: only the whole final check is recorded`, `git tune final --collect <every shard's dir> --commit`);
   }
-  if (await tuning.repo.resolveRef(tagRef(tuning.name, FINAL_RUN))) {
-    throw usageError('tag-exists', `tag ${tagName(tuning.name, FINAL_RUN)} already exists`, `git tag -d ${tagName(tuning.name, FINAL_RUN)}   # only if it is left over from another repository`);
-  }
+  await makeWayForRun(viewOf(tuning), FINAL_RUN, { env: ctx.env, now: ctx.clock() });
   const preflight = await preflightRun(tuning, FINAL_RUN, { target: set.manifest.target ?? undefined, concurrency: set.manifest.concurrency });
   const ids = preflight.ids;
   const concurrency = set.manifest.concurrency;

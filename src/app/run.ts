@@ -1,3 +1,4 @@
+import { makeWayForRun, viewOf } from './abandon.js';
 import os from 'node:os';
 import path from 'node:path';
 import { promises as fs } from 'node:fs';
@@ -330,10 +331,8 @@ async function runDueLocked(opened: Tuning, opts: RunOptions, ctx: RunContext): 
   resolveCommand(tuning.config.runner, 'runner', tuning.config); // an unknown preset fails first, as before any other check
   const step = nextFor(tuning);
   const { name, resume } = dueRunOf(tuning, step, opts.final);
-  if (await tuning.repo.resolveRef(tagRef(tuning.name, name))) {
-    // Refused before any case runs: the run commit could not be tagged.
-    throw usageError('tag-exists', `tag ${tagName(tuning.name, name)} already exists`, `git tag -d ${tagName(tuning.name, name)}   # only if it is left over from another repository`);
-  }
+  // Before any case runs: a tag left by abandoned steps is moved aside; one on the branch is refused (the run commit could not be tagged).
+  await makeWayForRun(viewOf(tuning), name, { env: ctx.env, now: ctx.clock() });
   const preflight = await preflightRun(tuning, name, opts);
   const { config, concurrency, ids, dataset } = preflight;
   const store = new RunStore(tuning.repo.gitdir, tuning.name, name);

@@ -3,6 +3,7 @@ import { editFate } from '../core/edits.js';
 import { isVoidRun, type EditKeep, type TuningState } from '../core/fold.js';
 import type { NextStep } from '../core/next.js';
 import { describeRewritten, type RewrittenKind } from '../core/rewritten.js';
+import type { AbandonedMove } from './abandon.js';
 import { nextFor } from './decide.js';
 import { repairOf, withRepair } from './rewritten.js';
 import type { Tuning } from './tuning.js';
@@ -32,6 +33,8 @@ export interface StatusReport {
   }>;
   difficult: { open: number; fixed: number; stuck: number };
   usage: { tokens: number; costUsd: number };
+  /** Steps a rewrite abandoned whose run tags were moved aside (`git tune log --abandoned`): how many, in how many moves, the last when. */
+  abandoned: { steps: number; moves: number; last: string | null };
   warnings: string[];
   /** Commits that rewrote a step (docs/git-model.md#rewritten-steps), oldest first; empty when none. */
   rewritten: Array<{ commit: string; kind: RewrittenKind; files: string[]; says: string }>;
@@ -51,7 +54,7 @@ function runRow(r: TuningState['batches'][number]['runs'][number]) {
   };
 }
 
-export function statusOf(tuning: Tuning): StatusReport {
+export function statusOf(tuning: Tuning, abandoned: readonly Pick<AbandonedMove, 'steps' | 'at'>[] = []): StatusReport {
   const { state } = tuning;
   const view = viewDifficult(state, tuning.config?.maxRetries ?? 3);
   return {
@@ -76,6 +79,7 @@ export function statusOf(tuning: Tuning): StatusReport {
       stuck: view.filter((e) => e.status === 'stuck').length,
     },
     usage: state.usage,
+    abandoned: { steps: abandoned.reduce((n, m) => n + m.steps, 0), moves: abandoned.length, last: abandoned[abandoned.length - 1]?.at ?? null },
     warnings: [...state.warnings, ...(tuning.notices ?? [])],
     rewritten: state.rewritten.map((r) => ({ commit: r.oid, kind: r.kind, files: r.files, says: describeRewritten(r) })),
     repair: null,
@@ -84,8 +88,8 @@ export function statusOf(tuning: Tuning): StatusReport {
 }
 
 /** `statusOf`, with the repair of a rewritten step looked up in the reflog (src/app/rewritten.ts). */
-export async function statusWithRepair(tuning: Tuning): Promise<StatusReport> {
-  const report = statusOf(tuning);
+export async function statusWithRepair(tuning: Tuning, abandoned: readonly Pick<AbandonedMove, 'steps' | 'at'>[] = []): Promise<StatusReport> {
+  const report = statusOf(tuning, abandoned);
   const repair = await repairOf(tuning);
   if (!repair) return report;
   return {

@@ -11,7 +11,9 @@ import { usageError } from '../errors.js';
 import { openRepo } from '../git/open.js';
 import type { GitRepo } from '../git/types.js';
 import { dropParsed, markProse, readTuningHistory, walkHistory, type TipFiles } from './cache.js';
+import { settleRunTags, viewOf } from './abandon.js';
 import { finishInterruptedSteps } from './recover.js';
+import type { Env } from '../git/identity.js';
 
 /**
  * Read: a tuning's branch history and the files at its tip, as plain data.
@@ -98,10 +100,13 @@ export async function openTuning(cwd: string, name?: string): Promise<Tuning> {
  * finished first (src/app/recover.ts), once, then the tuning is read. What
  * was finished shows as the tuning's `notices` (`git tune status`).
  */
-export async function startTuning(repo: GitRepo, name?: string): Promise<Tuning> {
+export async function startTuning(repo: GitRepo, name?: string, ctx: { env: Env; now: Date } = { env: process.env, now: new Date() }): Promise<Tuning> {
   const finished = await finishInterruptedSteps(repo);
   const tuning = await loadTuning(repo, name);
-  if (finished.length > 0) tuning.notices = finished;
+  // Run tags of steps a rewrite abandoned go aside, once per tip (src/app/abandon.ts); it never stops the command.
+  const settled = await settleRunTags(viewOf(tuning), ctx).catch((err: Error) => [`run tags of abandoned steps were not moved aside: ${err.message}`]);
+  const notices = [...finished, ...settled];
+  if (notices.length > 0) tuning.notices = notices;
   return tuning;
 }
 

@@ -31,6 +31,7 @@ import * as select from './commands/select.js';
 import * as show from './commands/show.js';
 import * as status from './commands/status.js';
 import * as sync from './commands/sync.js';
+import * as undo from './commands/undo.js';
 
 /**
  * The `git-tune` program. Each command file registers its command (and
@@ -60,7 +61,7 @@ ${exitCodesHelp()}`)
     .exitOverride();
 
   for (const command of [
-    init, next, status, config, dataset, select, batch, run, final, baseline, show, report, grade, edit, revert,
+    init, next, status, config, dataset, select, batch, run, final, baseline, show, report, grade, edit, revert, undo,
     difficult, memory, auto, fleet, demo, log, blame, review, pr, hooks, sync, importCommand,
   ]) command.register(program);
   return program;

@@ -30,6 +30,8 @@ export const ERROR_CODES = [
   'driver-running',
   // a step amended, reworded or squashed (docs/git-model.md#rewritten-steps)
   'rewritten-step',
+  // git tune undo
+  'bad-count', 'undo-past-init', 'undo-pushed',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -7,7 +7,8 @@ import { tempFileFor } from './temp-files.js';
 import { diskFullPoint } from '../faults/enospc.js';
 import type { Env } from './identity.js';
 import { NativeCommands } from './native-commands.js';
-import type { CommitInfo, GitRepo, LogEntry, NewCommit, PushOptions, PushResult, RefEntry, TreeFile } from './types.js';
+import { appendReflog } from './reflog.js';
+import type { CommitInfo, GitRepo, LogEntry, NewCommit, PushOptions, PushResult, RefEntry, RefLogNote, TreeFile } from './types.js';
 import { buildTree, changedPaths, listFiles, treeOidAt, type TreeEntry, type TreeReader, type TreeWriter } from './trees.js';
 import { assertIndexSupported, removeEmptyDirs } from './worktree.js';
 
@@ -195,8 +196,17 @@ export class IsoGitRepo extends NativeCommands implements GitRepo {
     }
   }
 
-  compareAndSwapRef(ref: string, oid: string, expected: string | null): Promise<void> {
-    return compareAndSwapRef(this.gitdir, ref, oid, expected);
+  async compareAndSwapRef(ref: string, oid: string, expected: string | null, reflog?: RefLogNote): Promise<void> {
+    await compareAndSwapRef(this.gitdir, ref, oid, expected);
+    if (!reflog) return;
+    // isomorphic-git writes no reflog: the entry native git would write, for the ref and for HEAD when it is on it.
+    await appendReflog(this.gitdir, ref, expected, oid, reflog.committer, reflog.message);
+    if ((await this.headRef()) === ref) await appendReflog(this.gitdir, 'HEAD', expected, oid, reflog.committer, reflog.message);
+  }
+
+  async isAncestor(ancestor: string, commit: string): Promise<boolean> {
+    if (ancestor === commit) return true;
+    return git.isDescendent({ ...this.base, oid: commit, ancestor, depth: -1 });
   }
 
   deleteRef(ref: string, expected: string): Promise<void> {

@@ -94,7 +94,8 @@ class LinkedWorktreeRepo implements GitRepo {
   treeOidAt(commit: string, file: string) { return this.main.treeOidAt(commit, file); }
   writeCommit(commit: Parameters<GitRepo['writeCommit']>[0]) { return this.main.writeCommit(commit); }
   writeCommitChain(parent: string | null, next: Parameters<GitRepo['writeCommitChain']>[1]) { return this.main.writeCommitChain(parent, next); }
-  compareAndSwapRef(ref: string, oid: string, expected: string | null) { return this.main.compareAndSwapRef(ref, oid, expected); }
+  compareAndSwapRef(ref: string, oid: string, expected: string | null, reflog?: Parameters<GitRepo['compareAndSwapRef']>[3]) { return this.main.compareAndSwapRef(ref, oid, expected, reflog); }
+  isAncestor(ancestor: string, commit: string) { return this.main.isAncestor(ancestor, commit); }
   deleteRef(ref: string, expected: string) { return this.main.deleteRef(ref, expected); }
   createRefs(refs: ReadonlyArray<readonly [string, string]>) { return this.main.createRefs(refs); }
   withIndexLock<T>(fn: () => Promise<T>) { return this.tree.withIndexLock(fn); }

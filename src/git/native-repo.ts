@@ -13,7 +13,7 @@ import { tempFileFor } from './temp-files.js';
 import { diskFullPoint } from '../faults/enospc.js';
 import type { Env } from './identity.js';
 import { NativeCommands } from './native-commands.js';
-import type { CommitInfo, GitRepo, LogEntry, NewCommit, Person, PushOptions, PushResult, RefEntry, TreeFile } from './types.js';
+import type { CommitInfo, GitRepo, LogEntry, NewCommit, Person, PushOptions, PushResult, RefEntry, RefLogNote, TreeFile } from './types.js';
 import { buildTree, changedPaths, listFiles, treeOidAt, type TreeEntry, type TreeReader, type TreeWriter } from './trees.js';
 import { assertIndexSupported, removeEmptyDirs } from './worktree.js';
 
@@ -33,6 +33,13 @@ import { assertIndexSupported, removeEmptyDirs } from './worktree.js';
  * CLI alive; they exit when their stdin closes with ours.
  */
 const ZERO_OID = '0'.repeat(40);
+
+/** The environment that makes git write `who` as the committer (of a reflog entry). */
+function committerEnv(who: Person): Record<string, string> {
+  const east = -who.timezoneOffset;
+  const zone = `${east < 0 ? '-' : '+'}${String(Math.floor(Math.abs(east) / 60)).padStart(2, '0')}${String(Math.abs(east) % 60).padStart(2, '0')}`;
+  return { GIT_COMMITTER_NAME: who.name, GIT_COMMITTER_EMAIL: who.email, GIT_COMMITTER_DATE: `@${who.timestamp} ${zone}` };
+}
 
 /** A reply read off the front of `buf`; or, when it is not all there yet, null or how many bytes it needs. */
 type Parser<T> = (buf: Buffer) => { used: number; value: T } | { need: number } | null;
@@ -570,10 +577,17 @@ export class NativeGitRepo extends NativeCommands implements GitRepo {
    * refuses, the ref is read again to say why, in the words the lock-file
    * implementation uses (ref-moved, ref-locked, ref-conflict).
    */
-  async compareAndSwapRef(ref: string, oid: string, expected: string | null): Promise<void> {
+  async compareAndSwapRef(ref: string, oid: string, expected: string | null, reflog?: RefLogNote): Promise<void> {
     if (expected === null) await this.assertNothingInTheWay(ref);
-    const r = await this.run(['update-ref', '-m', 'git tune', ref, oid, expected ?? ZERO_OID], { ok: [1, 128] });
+    // With a note, git writes it to the ref's reflog (and HEAD's when HEAD is on it), under the committer named.
+    const env = reflog ? committerEnv(reflog.committer) : undefined;
+    const r = await this.run(['update-ref', '-m', reflog?.message ?? 'git tune', ref, oid, expected ?? ZERO_OID], { ok: [1, 128], ...(env ? { env } : {}) });
     if (r.code !== 0) await this.explainRefFailure(ref, expected, r.stderr, ['update-ref', ref]);
+  }
+
+  async isAncestor(ancestor: string, commit: string): Promise<boolean> {
+    const r = await this.run(['merge-base', '--is-ancestor', ancestor, commit], { ok: [1] });
+    return r.code === 0;
   }
 
   /** `git update-ref --stdin`: one transaction, every ref created or none (an import's run tags). */

@@ -35,6 +35,12 @@ export interface NewCommit {
   committer: Person;
 }
 
+/** Who moved a ref and why, for its reflog. */
+export interface RefLogNote {
+  message: string;
+  committer: Person;
+}
+
 export interface RefEntry {
   ref: string;
   oid: string;
@@ -117,8 +123,13 @@ export interface GitRepo {
    * large writes instead of one per commit (an import writes thousands).
    */
   writeCommitChain(parent: string | null, next: (written: readonly string[]) => Omit<NewCommit, 'parent'> | null | Promise<Omit<NewCommit, 'parent'> | null>): Promise<string[]>;
-  /** Moves `ref` from `expected` (null: must not exist) to `oid`, or throws a TuneError `ref-moved`. */
-  compareAndSwapRef(ref: string, oid: string, expected: string | null): Promise<void>;
+  /**
+   * Moves `ref` from `expected` (null: must not exist) to `oid`, or throws a TuneError `ref-moved`.
+   * With `reflog`, the move gets a reflog entry on both backends (and HEAD's, when HEAD is on `ref`), as `git reset` writes.
+   */
+  compareAndSwapRef(ref: string, oid: string, expected: string | null, reflog?: RefLogNote): Promise<void>;
+  /** Whether `ancestor` is `commit` or reachable from it (`git merge-base --is-ancestor`). */
+  isAncestor(ancestor: string, commit: string): Promise<boolean>;
   deleteRef(ref: string, expected: string): Promise<void>;
   /** Creates every ref (none may exist yet) in one transaction: all of them, or none and a TuneError. */
   createRefs(refs: ReadonlyArray<readonly [ref: string, oid: string]>): Promise<void>;

@@ -34,6 +34,8 @@ export async function writeRunLogs(
   const ref = logsRef(tuning);
   const parent = await repo.resolveRef(ref);
   const changes = new Map<string, FileChange>();
+  // The run's folder is replaced whole: a file of an earlier run of the same name (abandoned by a reset) is never served as this run's.
+  if (parent) for (const f of await repo.listFiles(parent, run)) changes.set(f.path, null);
   for (const l of logs) {
     const read = (f: string) => fs.readFile(f).catch(() => Buffer.alloc(0));
     changes.set(`${run}/${l.id}/stdout`, { content: await read(l.stdoutFile) });

@@ -15,8 +15,10 @@ export function register(program: CommandUnknownOpts): void {
 }
 
 async function run(io: CommandIO, opts: { json?: boolean; tuning?: string }): Promise<void> {
-  const [{ statusWithRepair }, { openTuning }] = await Promise.all([import('../../app/status.js'), import('../../app/tuning.js')]);
-  const report = await statusWithRepair(await openTuning(io.cwd, opts.tuning));
+  const [{ statusWithRepair }, { openTuning }, { listAbandoned, stillAbandoned }] = await Promise.all([import('../../app/status.js'), import('../../app/tuning.js'), import('../../app/abandon.js')]);
+  const tuning = await openTuning(io.cwd, opts.tuning);
+  const moves = await listAbandoned(tuning.repo, tuning.name);
+  const report = await statusWithRepair(tuning, moves.length === 0 ? [] : stillAbandoned(moves, tuning.commits));
   if (opts.json) {
     printJson(io, report);
     return;
@@ -42,6 +44,10 @@ async function run(io: CommandIO, opts: { json?: boolean; tuning?: string }): Pr
   for (const r of report.rewritten) lines.push(`rewritten: ${r.says}`);
   if (report.repair) {
     lines.push(`repair: ${report.repair.command}${report.repair.restore ? `   (or back to the last good step: ${report.repair.undo})` : '   (the reflog no longer holds the original steps)'}`);
+  }
+  if (report.abandoned.moves > 0) {
+    const { steps, moves, last } = report.abandoned;
+    lines.push('', `abandoned: ${steps} step${steps === 1 ? '' : 's'} left the branch (${moves} move${moves === 1 ? '' : 's'} aside, the last at ${last}): git tune log --abandoned`);
   }
   for (const w of report.warnings) lines.push(`warning: ${w}`);
   lines.push('', `next: ${renderNext(report.next)}`);
