@@ -356,7 +356,8 @@ export async function refuseWhileDriven(gitdir: string, tuning: string, named = 
 /** Creates `file` holding `holder`, whole or not at all (linked into place, so no reader sees it empty); false when it exists. */
 async function createWhole(file: string, holder: LockHolder): Promise<boolean> {
   await fs.mkdir(path.dirname(file), { recursive: true });
-  const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+  // Named as src/git/temp-files.ts names them, so one a killed process leaves is swept.
+  const tmp = `${file}.tmp-${process.pid}-${holder.start ?? 0}-${randomBytes(4).toString('hex')}`;
   await fs.writeFile(tmp, JSON.stringify(holder));
   try {
     await fs.link(tmp, file);
