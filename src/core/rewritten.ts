@@ -1,4 +1,4 @@
-import { BASELINE_DIR, BATCHES_DIR, DATASET_FILE, DIFFICULT_FILE, HELD_OUT_FILE, MEMORY_DIR, readmePath, RUN_FILES, RUNS_DIR, SELECTION_FILE, tuningDir } from './paths.js';
+import { BASELINE_DIR, BATCHES_DIR, DATASET_FILE, DIFFICULT_FILE, HELD_OUT_FILE, readmePath, RUN_FILES, RUNS_DIR, SELECTION_FILE, tuningDir } from './paths.js';
 import { SEAL_TRAILER } from './steps.js';
 
 /**
@@ -32,14 +32,15 @@ export interface RewrittenStep {
  * Files under `.tune/<name>/` that a person may change in a hand commit:
  * config.yaml (its keys are read at the tip), README.md's hand-written part
  * (its generated part: `generatedReadme`), USAGE.md (regenerated, as a
- * merge may), and a run's findings.md and changes.md (a hand edit writes
- * its changes.md). Anything else there (results, run folders, batch
+ * merge may), a run's findings.md and changes.md (a hand edit writes its
+ * changes.md), and the memory trees (memory/: a person may seed or tidy
+ * the last good memory by hand; the next checkpoint replaces it whole). Anything else there (results, run folders, batch
  * plans, the selection, the dataset, memory trees, the baseline, the
  * difficult list) only a step writes. Prose lives outside `.tune/`.
  */
 const HAND_RUN_FILES: ReadonlySet<string> = new Set([RUN_FILES.findings, RUN_FILES.changes]);
 const STEP_ENTRIES: ReadonlySet<string> = new Set([
-  SELECTION_FILE, DATASET_FILE, HELD_OUT_FILE, DIFFICULT_FILE, BASELINE_DIR, BATCHES_DIR, MEMORY_DIR, RUNS_DIR,
+  SELECTION_FILE, DATASET_FILE, HELD_OUT_FILE, DIFFICULT_FILE, BASELINE_DIR, BATCHES_DIR, RUNS_DIR,
 ]);
 
 /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { foldHistory } from '../../src/core/fold.js';
 import { decideNext } from '../../src/core/next.js';
-import { isSquashedMessage, isStepFile, parseReflog, reflogCommits, stepFilesOf, undoCount } from '../../src/core/rewritten.js';
+import { generatedReadme, isSquashedMessage, isStepFile, parseReflog, reflogCommits, stepFilesOf, undoCount } from '../../src/core/rewritten.js';
 import { fakeOid, History, nextInput, nomem } from '../helpers/history.js';
 
 /**
@@ -14,21 +14,21 @@ const planned = () => new History().setup(3).plan(1, ABC);
 const results = (run: string) => `.tune/demo/runs/${run}/results.json`;
 
 describe('step files: what only a step writes under .tune/<name>/', () => {
-  it('run folders, batch plans, selection, dataset, memory, baseline and the difficult list are step files', () => {
+  it('run folders, batch plans, selection, dataset, baseline and the difficult list are step files', () => {
     for (const f of ['runs/batch01-nomem-run1/results.json', 'runs/batch01-nomem-run1/run.json', 'runs/batch01-nomem-run1/judge.json',
-      'batches/batch01.json', 'selection.json', 'dataset.jsonl', 'held-out.jsonl', 'difficult.json', 'memory/last-good/facts/a.md',
-      'baseline/results.json']) {
+      'batches/batch01.json', 'selection.json', 'dataset.jsonl', 'held-out.jsonl', 'difficult.json', 'baseline/results.json']) {
       expect(isStepFile('demo', `.tune/demo/${f}`), f).toBe(true);
     }
   });
 
-  it('prose, config.yaml, the reports and a run\'s findings.md and changes.md are a hand commit\'s to change', () => {
-    for (const f of ['agents/prompt.md', '.tune/demo/config.yaml', '.tune/demo/README.md', '.tune/demo/USAGE.md',
+  it('prose, config.yaml, the reports, memory and a run\'s findings.md and changes.md are a hand commit\'s to change', () => {
+    for (const f of ['agents/prompt.md', '.tune/demo/config.yaml', '.tune/demo/README.md', '.tune/demo/USAGE.md', '.tune/demo/memory/last-good/stray.md',
       '.tune/demo/runs/batch01-nomem-run1/changes.md', '.tune/demo/runs/batch01-nomem-run1/findings.md',
       '.tune/other/runs/batch01-nomem-run1/results.json', '.tune/demo-2/selection.json']) {
       expect(isStepFile('demo', f), f).toBe(false);
     }
     expect(stepFilesOf('demo', ['agents/prompt.md', '.tune/demo/selection.json'])).toEqual(['.tune/demo/selection.json']);
+    expect(isStepFile('demo', generatedReadme('demo'))).toBe(true);
   });
 });
 
