@@ -187,6 +187,7 @@ export async function runCasesKept(cases: readonly Case[], k: KeptCases, ctx: Ru
   let stopped: string | null = null;
   // A full disk (our own write of a case, or the runner's): no new case starts, the running ones end unkept, and it is thrown once they have.
   let diskFull: unknown = null;
+  let runnerSaid: string | null = null;
   const running = { ...k.usedBefore };
   try {
     await runPool(cases, k.concurrency, async (item) => {
@@ -203,6 +204,7 @@ export async function runCasesKept(cases: readonly Case[], k: KeptCases, ctx: Ru
         return;
       }
       if (outcome.diskFull || diskFull !== null) {
+        if (diskFull === null && outcome.diskFull) runnerSaid = `${item.id}: ${outcome.diskFull.message} (not kept; it runs again)`;
         diskFull ??= outcome.diskFull;
         return;
       }
@@ -216,7 +218,7 @@ export async function runCasesKept(cases: readonly Case[], k: KeptCases, ctx: Ru
       k.stored.set(item.id, { result: outcome.result, writes: outcome.writes, rawResult: outcome.rawResult });
       stopped ??= budgetLeft(k.config.budget, running);
     }, () => stopped !== null || diskFull !== null || ctx.interrupted.value || (ctx.stop?.() ?? false));
-    if (diskFull !== null) throw diskFullError(diskFull, k.root) ?? diskFull;
+    if (diskFull !== null) throw diskFullError(diskFull, k.root, runnerSaid ? [runnerSaid] : []) ?? diskFull;
   } finally {
     progress.done();
     await removeScratch(scratch);

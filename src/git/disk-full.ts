@@ -86,7 +86,7 @@ const size = (bytes: number): string => {
  * EDQUOT, or null when `err` is something else. `where` is the path to name
  * when the error does not say which file it was writing (the repository).
  */
-export function diskFullError(err: unknown, where: string = process.cwd()): TuneError | null {
+export function diskFullError(err: unknown, where: string = process.cwd(), details: string[] = []): TuneError | null {
   if (err instanceof TuneError && err.code === 'disk-full') return err;
   if (err instanceof TuneError && err.exitCode !== EXIT.unexpected) return null;
   const fault = spaceFault(err);
@@ -107,6 +107,7 @@ export function diskFullError(err: unknown, where: string = process.cwd()): Tune
   return new TuneError('disk-full', `${what}${free}: ${fault.file ? `could not write ${file}` : `a write in ${file} failed`}`, {
     exitCode: EXIT.space,
     hint: `free space on ${mount}, then: git tune next`,
+    details,
     cause: err,
   });
 }

@@ -167,4 +167,23 @@ describe.concurrent('a full disk at each write point: exit 7, nothing half-writt
       rmSync(tmp, { recursive: true, force: true });
     }
   });
+
+  it('a runner that fails with ENOSPC stops the run with exit 7, its case not kept; the next run runs it', async ({ expect }) => {
+    const repo = TempRepo.copyOf(templates.planned);
+    try {
+      const full = await tuneAsync(repo, ['run'], { TMPDIR: scratchTmp, TEST_DISK_FULL: 'b' });
+      expectDiskFull(expect, full, scratchTmp);
+      expect(full.stderr).toContain('  - b: the runner ran out of disk space: Error: ENOSPC: no space left on device');
+      expect(readdirSync(repo.path('.git/tune/desk/runs/batch01-nomem-run1/cases')).filter((f) => f.startsWith('b.'))).toEqual([]);
+      expect(tempFiles(repo.dir)).toEqual([]);
+      expect(fsckProblems(repo)).toBe('');
+      const again = await tuneOk(repo, ['run'], { TMPDIR: scratchTmp });
+      expect(again.stderr).toMatch(/b: right/);
+      expect(JSON.parse(repo.git('show', 'tune/desk:.tune/desk/runs/batch01-nomem-run1/results.json')).map((r: { id: string; right: boolean }) => [r.id, r.right]).sort())
+        .toEqual([['a', true], ['b', true]]);
+      expect(status(repo)).toBe((await referenceOf(SCENARIOS[0]!)).status);
+    } finally {
+      repo.cleanup();
+    }
+  });
 });
