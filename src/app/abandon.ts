@@ -46,8 +46,8 @@ export interface WriteCtx {
 
 const TAGS_CHECKED = 'run-tags-checked';
 
-/** The record commits' identity: the user's, or ours when none is configured (they are local bookkeeping, never pushed). */
-async function recordIdentity(repo: GitRepo, ctx: WriteCtx): Promise<Person> {
+/** The record commits' and reflog entries' identity: the user's, or ours when none is configured (local bookkeeping, never pushed). */
+export async function recordIdentity(repo: GitRepo, ctx: WriteCtx): Promise<Person> {
   try {
     return (await resolveIdentity(repo.gitdir, ctx.env, ctx.now)).committer;
   } catch {
