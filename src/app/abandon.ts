@@ -10,6 +10,7 @@ import { branchRef, tagName, tagRef } from '../core/names.js';
 import { localPath } from '../core/paths.js';
 import { usageError } from '../errors.js';
 import { resolveIdentity, type Env } from '../git/identity.js';
+import { tryToolLock } from '../git/lock-owner.js';
 import { writeFileAtomic } from '../git/lockfile.js';
 import { lastReflogEntry } from '../git/reflog.js';
 import type { FileChange, GitRepo, Person } from '../git/types.js';
@@ -45,8 +46,8 @@ export interface WriteCtx {
 
 const TAGS_CHECKED = 'run-tags-checked';
 
-/** The record commits' identity: the user's, or ours when none is configured (they are local bookkeeping, never pushed). */
-async function recordIdentity(repo: GitRepo, ctx: WriteCtx): Promise<Person> {
+/** The record commits' and reflog entries' identity: the user's, or ours when none is configured (local bookkeeping, never pushed). */
+export async function recordIdentity(repo: GitRepo, ctx: WriteCtx): Promise<Person> {
   try {
     return (await resolveIdentity(repo.gitdir, ctx.env, ctx.now)).committer;
   } catch {
@@ -225,6 +226,14 @@ export async function settleRunTags(view: TuningView, ctx: WriteCtx): Promise<st
   const { repo, name, tip } = view;
   const marker = localPath(repo.gitdir, name, 'cache', TAGS_CHECKED);
   if ((await fs.readFile(marker, 'utf8').catch(() => '')).trim() === tip) return [];
+  // Under the tool lock, at the tip read: a step being written (its branch moved, its tags not yet) is never raced.
+  const settled = await tryToolLock(repo.gitdir, name, 'git tune (settling run tags)', async () =>
+    ((await repo.resolveRef(branchRef(name))) === tip ? settleLocked(view, ctx) : null));
+  return settled ?? [];
+}
+
+async function settleLocked(view: TuningView, ctx: WriteCtx): Promise<string[]> {
+  const { repo, name, tip } = view;
   const notices: string[] = [];
   const tags = await runTags(repo, name);
   let off = tagsOffTheBranch(tags, runCommitOf(view));
@@ -240,7 +249,8 @@ export async function settleRunTags(view: TuningView, ctx: WriteCtx): Promise<st
     const moved = await moveAside(repo, name, { runs: off, why: 'the branch was rewritten (reset or rebase)', from, tip, onBranch }, ctx);
     notices.push(`${off.length} run tag${off.length === 1 ? '' : 's'} of steps no longer on the branch moved aside${moved ? ` (${moved.steps} abandoned step${moved.steps === 1 ? '' : 's'})` : ''}: git tune log --abandoned`);
   }
-  notices.push(...(await restoreKept(view, tags, ctx)));
+  const moved = new Set(off.map((t) => t.run));
+  notices.push(...(await restoreKept(view, tags.filter((t) => !moved.has(t.run)), ctx)));
   await markTagsSettled(repo.gitdir, name, tip);
   return notices;
 }
@@ -257,7 +267,11 @@ export async function markTagsSettled(gitdir: string, tuning: string, tip: strin
   await writeFileAtomic(marker, `${tip}\n`).catch(() => undefined);
 }
 
-/** Tags of runs the branch holds again (an undo undone), put back from where they were kept, with their logs. */
+/**
+ * Tags of runs the branch holds again (an undo undone), put back from where
+ * they were kept, with their logs; a run the branch holds on a commit no tag
+ * ever named (a rebase rewrote it) is tagged there, as its run step would have.
+ */
 async function restoreKept(view: TuningView, tags: readonly AbandonedRun[], ctx: WriteCtx): Promise<string[]> {
   const { repo, name } = view;
   const tagged = new Set(tags.map((t) => t.run));
@@ -265,15 +279,22 @@ async function restoreKept(view: TuningView, tags: readonly AbandonedRun[], ctx:
   if (missing.length === 0) return [];
   const moves = await listAbandoned(repo, name);
   const back: string[] = [];
+  const retagged: string[] = [];
   for (const [run, r] of missing) {
     const move = [...moves].reverse().find((m) => m.kept.some((k) => k.run === run && k.commit === r.runOid));
-    if (!move) continue;
     await repo.createRefs([[tagRef(name, run), r.runOid!]]);
+    if (!move) {
+      retagged.push(run);
+      continue;
+    }
     await repo.deleteRef(abandonedTagRef(name, move.n, run), r.runOid!);
     if (move.logs) await restoreRunLogs(repo, name, run, move.logs, ctx);
     back.push(run);
   }
-  return back.length === 0 ? [] : [`the branch holds ${back.join(', ')} again: ${back.length === 1 ? 'its run tag was' : 'their run tags were'} put back from refs/tune-abandoned`];
+  return [
+    ...(back.length === 0 ? [] : [`the branch holds ${back.join(', ')} again: ${back.length === 1 ? 'its run tag was' : 'their run tags were'} put back from refs/tune-abandoned`]),
+    ...(retagged.length === 0 ? [] : [`run tag${retagged.length === 1 ? '' : 's'} made for ${retagged.join(', ')}: the branch holds ${retagged.length === 1 ? 'that run' : 'those runs'} on commits no tag named (rewritten)`]),
+  ];
 }
 
 /**

@@ -4,10 +4,10 @@ import { parseStep } from '../core/steps.js';
 import { parseMessage } from '../core/trailers.js';
 import { tuningDir } from '../core/paths.js';
 import { conflictError, historyError, usageError } from '../errors.js';
-import { resolveIdentity, type Env } from '../git/identity.js';
+import type { Env } from '../git/identity.js';
 import { refuseWhileDriven, withToolLock } from '../git/lock-owner.js';
 import { crashPoint } from '../faults/crash.js';
-import { forgetTagsSettled, markTagsSettled, moveAside, offTheBranch, type AbandonedMove } from './abandon.js';
+import { forgetTagsSettled, markTagsSettled, moveAside, offTheBranch, recordIdentity, type AbandonedMove } from './abandon.js';
 import { assertNotDirty } from './commit.js';
 import { uncommittedProse } from './prose.js';
 import { clearJournal, writeJournal } from './recover.js';
@@ -122,12 +122,13 @@ export async function undoSteps(tuning: Tuning, opts: UndoOptions): Promise<Undo
       await assertCleanGitState(repo);
       await assertNothingUncommitted(tuning, from, paths, opts.env);
     }
+    // Who moved the branch, for its reflog (git's own fallback when no identity is set, as `git reset` has).
+    const committer = await recordIdentity(repo, { env: opts.env, now: opts.now });
     await forgetTagsSettled(repo.gitdir, name);
     outcome.moved = await moveAside(repo, name, {
       runs, why: `git tune undo ${n}`, from, tip: to, onBranch: kept,
     }, { env: opts.env, now: opts.now });
     await crashPoint('undo:after-tags');
-    const { committer } = await resolveIdentity(repo.gitdir, opts.env, opts.now);
     // A kill from here on is finished by the next command, as for a step (src/app/recover.ts).
     await writeJournal(repo, { tuning: name, ref: tuning.ref, base: from, to, tags: [], paths, head: null, command: `git tune undo ${n}` });
     await repo.compareAndSwapRef(tuning.ref, to, from, { message: `tune undo: moving back ${n} step${n === 1 ? '' : 's'} to ${to}`, committer });

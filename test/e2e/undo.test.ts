@@ -237,6 +237,22 @@ describe.concurrent('abandoned steps after a reset, and git tune undo', () => {
     fsckClean(repo);
   }, 240_000);
 
+  it('shop: a rebase rewrites the run commits: the old tags move aside and the rewritten runs are tagged', async () => {
+    const repo = await tuned(shop);
+    const before = tags(repo, 'shop');
+    // Rewritten, not replayed as they were: another committer date gives every commit a new id.
+    execSync('git rebase -q --force-rebase HEAD~3', { cwd: repo.dir, env: { ...process.env, ...repo.env, GIT_COMMITTER_DATE: '@1767312000 +0000' }, stdio: 'ignore' });
+    const runCommit = repo.git('log', '-1', '--format=%H', '--grep=^Tune-Step: run$', 'tune/shop').trim();
+    expect(runCommit).not.toBe(before.get('final-check'));
+    const status = repo.tune(['status']);
+    expect(status.stdout).toContain('warning: 1 run tag of steps no longer on the branch moved aside (3 abandoned steps)');
+    expect(status.stdout).toContain('warning: run tag made for final-check: the branch holds that run on commits no tag named (rewritten)');
+    expect(tags(repo, 'shop').get('final-check')).toBe(runCommit);
+    expect(repo.tuneJson(['log', '--abandoned']).moves[0].kept).toEqual([{ run: 'final-check', commit: before.get('final-check') }]);
+    expect(repo.tuneJson(['next']).kind).toBe('done');
+    fsckClean(repo);
+  }, 240_000);
+
   it('the fold cache never serves the abandoned state: after git reset and after undo it folds the branch as it is', async () => {
     const repo = await tuned(example);
     const git = await openRepo(repo.dir);
