@@ -136,7 +136,7 @@ The peak resident memory of the \`git tune run\` process itself (\`process.resou
 | --- | ---: | ---: | ---: |
 ${rows.join('\n')}
 
-What keeps it flat: each case's output streams to files (capped at 1 MiB, only the last 8 KB of stderr held, to read an out-of-memory death), and the logs commit hands the files to \`git hash-object -w --stdin-paths\`, so git reads and stores them itself and they never sit in git-tune's memory together. Before that, the chatty run peaked at 283 MB: the logs commit read every case's stdout, stderr and transcript into memory, copied each, and built one pack of them all.${when}`;
+What keeps it flat: each case's output streams to files (capped at 1 MiB, only the last 8 KB of stderr held, to read an out-of-memory death), and the logs commit hands the files to \`git hash-object -w --stdin-paths\`, so git reads and stores them itself and they never sit in git-tune's memory together. Before that, the chatty run peaked at 283 MB (one run, measured the same way): the logs commit read every case's stdout, stderr and transcript into memory, copied each, and built one pack of them all.${when}`;
   return { section, targets, raw };
 }
 
