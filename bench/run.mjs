@@ -1,4 +1,6 @@
-// `npm run bench [-- --quick] [-- --no-build]`: git-tune's benchmarks.
+// `npm run bench [-- --quick] [-- --no-build] [-- --only run-memory]`: git-tune's benchmarks.
+// `--only run-memory` runs that scenario alone and updates its section and
+// target rows in BENCHMARKS.md (and its samples in bench/results.json) in place.
 // Every figure is a ratio of commands measured in the same run, interleaved
 // round by round (bench/lib/timing.mjs), against native git and a bare Node
 // start; absolute times are shown beside them only to read the ratios.
@@ -10,10 +12,17 @@ import path from 'node:path';
 import { BRANCH, CLI, ENV, NAME, ROOT, TMP, buildHistory, buildRunRepo, git, packMb, stepsOf, tune } from './lib/fixtures.mjs';
 import { importScenario } from './import.mjs';
 import { logsSizeScenario } from './logs-size.mjs';
+import { runMemoryScenario, spliceInto } from './run-memory.mjs';
 import { cpuMeasured, fmtCpu, fmtMs, fmtRatio, measure, median, ratio, ratioToSum, stats } from './lib/timing.mjs';
 
 const args = process.argv.slice(2);
 const QUICK = args.includes('--quick');
+const ONLY = args.includes('--only') ? args[args.indexOf('--only') + 1] : null;
+const SCENARIOS = ['run-memory'];
+if (ONLY !== null && !SCENARIOS.includes(ONLY)) {
+  process.stderr.write(`bench: --only takes one of: ${SCENARIOS.join(', ')}\n`);
+  process.exit(2);
+}
 const ROUNDS = QUICK ? 3 : 9; // fast commands
 const FEW = QUICK ? 2 : 3; // slow ones (isomorphic-git on long histories, 500-case runs)
 const started = Date.now();
@@ -63,10 +72,32 @@ function target(what, wall, cpu, limit) {
   targets.push({ what, ratio: wall.value, spread: [wall.min, wall.max], cpu: cpu?.value ?? null, limit, met: wall.value <= limit });
 }
 
+const targetCells = (t) => [
+  t.what,
+  t.unit ? `${t.ratio.toFixed(0)} ${t.unit}` : `${t.ratio.toFixed(2)}× [${t.spread[0].toFixed(2)}–${t.spread[1].toFixed(2)}]`,
+  t.cpu === null || !Number.isFinite(t.cpu) ? '' : `${t.cpu.toFixed(2)}×`,
+  t.unit ? `< ${t.limit} ${t.unit}` : `≤ ${t.limit}×`, t.met ? 'yes' : '**no**',
+];
 const table = (head, rows) => [`| ${head.join(' | ')} |`, `| ${head.map((_, i) => (i === 0 ? '---' : '---:')).join(' | ')} |`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
 const cpuNote = cpuMeasured
   ? 'CPU = user + system time of the process and its children (/usr/bin/time), median.'
   : 'CPU time not measured (no /usr/bin/time).';
+
+// ---------------------------------------------------------------- one scenario alone
+if (ONLY === 'run-memory') {
+  log('peak memory of a run: 500 cases at concurrency 16 …');
+  const { section, targets: found, raw } = await runMemoryScenario({ few: FEW, log, alone: true });
+  const mdFile = path.join(ROOT, 'BENCHMARKS.md');
+  writeFileSync(mdFile, spliceInto(readFileSync(mdFile, 'utf8'), section, found, (t) => `| ${targetCells(t).join(' | ')} |`));
+  const jsonFile = path.join(ROOT, 'bench', 'results.json');
+  const all = JSON.parse(readFileSync(jsonFile, 'utf8'));
+  all.scenarios.runMemory = { machine: results.machine, rounds: FEW, ...raw };
+  all.targets = [...all.targets.filter((t) => !found.some((f) => f.what === t.what)), ...found];
+  writeFileSync(jsonFile, `${JSON.stringify(all, null, 1)}\n`);
+  for (const t of found) log(`  ${t.met ? 'met' : 'NOT MET'}: ${t.what}: ${t.ratio.toFixed(0)} MB (< ${t.limit} MB)`);
+  log(`updated this scenario in BENCHMARKS.md and bench/results.json in ${Math.round((Date.now() - started) / 1000)} s`);
+  process.exit(found.every((t) => t.met) ? 0 : 1);
+}
 
 // ---------------------------------------------------------------- fixtures
 log('fixtures (built once, kept in .bench-tmp/) …');
@@ -278,6 +309,15 @@ ${table(['runner', 'xargs -P 16', 'git tune run', 'ratio', 'CPU ratio', 'overhea
 Writing what a 500-case run records at its end (the logs commit of 1,500 files and the run commit, each moved by compare-and-swap), in a fresh process: native ${fmtMs(stats(commitTimes.native))}, isomorphic-git ${fmtMs(stats(commitTimes.iso))} (${fmtRatio(ratio(commitTimes.iso, commitTimes.native))}).`);
 }
 
+// ---------------------------------------------------------------- memory during a run
+log('peak memory of a run: 500 cases at concurrency 16 …');
+{
+  const { section, targets: found, raw } = await runMemoryScenario({ few: FEW, log });
+  targets.push(...found);
+  results.scenarios.runMemory = raw;
+  sections.push(section);
+}
+
 // ---------------------------------------------------------------- import
 log('import of a ~1,500-step folder …');
 {
@@ -410,14 +450,15 @@ Machine: ${m.cpus} × ${m.cpu}, ${m.memGb} GB, ${m.platform}; Node ${m.node}; ${
 
 ## Targets
 
-${table(['target', 'measured (wall)', 'CPU', 'limit', 'met'], targets.map((t) => [
-  t.what,
-  t.unit ? `${t.ratio.toFixed(0)} ${t.unit}` : `${t.ratio.toFixed(2)}× [${t.spread[0].toFixed(2)}–${t.spread[1].toFixed(2)}]`,
-  t.cpu === null || !Number.isFinite(t.cpu) ? '' : `${t.cpu.toFixed(2)}×`,
-  t.unit ? `< ${t.limit} ${t.unit}` : `≤ ${t.limit}×`, t.met ? 'yes' : '**no**',
-]))}
+${table(['target', 'measured (wall)', 'CPU', 'limit', 'met'], targets.map(targetCells))}
 
 ${sections.join('\n\n')}
 `;
 writeFileSync(path.join(ROOT, 'BENCHMARKS.md'), md);
 log(`wrote BENCHMARKS.md and bench/results.json in ${results.seconds} s`);
+// A regression check: git-tune's memory during a run over its target fails the bench.
+const overMemory = targets.filter((t) => t.what.startsWith('peak RSS of `git tune run`') && !t.met);
+if (overMemory.length > 0) {
+  for (const t of overMemory) log(`NOT MET: ${t.what}: ${t.ratio.toFixed(0)} MB (< ${t.limit} MB)`);
+  process.exitCode = 1;
+}

@@ -175,6 +175,13 @@ export class IsoGitRepo extends NativeCommands implements GitRepo {
     });
   }
 
+  /** One file at a time: read, stored, let go. */
+  async writeBlobFiles(files: readonly string[]): Promise<string[]> {
+    const out: string[] = [];
+    for (const f of files) out.push(await git.writeBlob({ ...this.base, blob: await fs.readFile(f) }));
+    return out;
+  }
+
   async writeCommitChain(parent: string | null, next: Parameters<GitRepo['writeCommitChain']>[1]): Promise<string[]> {
     const oids: string[] = [];
     for (let commit = await next(oids); commit !== null; commit = await next(oids)) {

@@ -93,6 +93,7 @@ class LinkedWorktreeRepo implements GitRepo {
   changedPaths(commit: string) { return this.main.changedPaths(commit); }
   treeOidAt(commit: string, file: string) { return this.main.treeOidAt(commit, file); }
   writeCommit(commit: Parameters<GitRepo['writeCommit']>[0]) { return this.main.writeCommit(commit); }
+  writeBlobFiles(files: readonly string[]) { return this.main.writeBlobFiles(files); }
   writeCommitChain(parent: string | null, next: Parameters<GitRepo['writeCommitChain']>[1]) { return this.main.writeCommitChain(parent, next); }
   compareAndSwapRef(ref: string, oid: string, expected: string | null, reflog?: Parameters<GitRepo['compareAndSwapRef']>[3]) { return this.main.compareAndSwapRef(ref, oid, expected, reflog); }
   isAncestor(ancestor: string, commit: string) { return this.main.isAncestor(ancestor, commit); }

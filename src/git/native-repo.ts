@@ -542,6 +542,23 @@ export class NativeGitRepo extends NativeCommands implements GitRepo {
   }
 
   /**
+   * `git hash-object -w --stdin-paths`: git reads and stores each file itself,
+   * one process for them all; nothing of them passes through this process.
+   * A path holding a newline (it cannot be a line of stdin) is read and
+   * stored alone.
+   */
+  async writeBlobFiles(files: readonly string[]): Promise<string[]> {
+    const byPath = files.filter((f) => !f.includes('\n')).map((f) => path.resolve(f));
+    const hashed = byPath.length === 0 ? [] : (await this.run(['hash-object', '-w', '--no-filters', '--stdin-paths'], { input: `${byPath.join('\n')}\n` })).stdout.trim().split('\n');
+    const out: string[] = [];
+    for (const f of files) {
+      if (!f.includes('\n')) out.push(hashed.shift()!);
+      else out.push((await this.run(['hash-object', '-w', '--no-filters', '--stdin'], { input: await fs.readFile(f) })).stdout.trim());
+    }
+    return out;
+  }
+
+  /**
    * A chain of commits in a few packs: every CHAIN_PACK commits go to git as
    * one pack (one process per commit is most of an import's time).
    * Trees made for the chain are read back from a map of the chain's own
@@ -738,7 +755,7 @@ async function addCommit(
 ): Promise<{ oid: string; tree: string }> {
   const blobs = new Map<string, string>();
   for (const [p, change] of commit.changes) {
-    if (change !== null) blobs.set(p, out.add('blob', typeof change.content === 'string' ? Buffer.from(change.content, 'utf8') : Buffer.from(change.content)));
+    if (change !== null && 'content' in change) blobs.set(p, out.add('blob', typeof change.content === 'string' ? Buffer.from(change.content, 'utf8') : Buffer.from(change.content)));
   }
   const writer: TreeWriter = {
     blob: async (p) => blobs.get(p)!,

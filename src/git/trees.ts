@@ -1,4 +1,4 @@
-import type { CommitInfo, FileChange, TreeFile } from './types.js';
+import type { CommitInfo, FileChange, StoredBlob, TreeFile } from './types.js';
 
 /**
  * Tree walks both backends share: each is written against a backend's two
@@ -82,19 +82,19 @@ export async function buildTree(
   reader: TreeReader,
   writer: TreeWriter,
   base: string | null,
-  changes: Map<string, FileChange>,
+  changes: Map<string, FileChange | StoredBlob>,
   prefix = '',
 ): Promise<string | null> {
   const entries = new Map((base ? await reader.readTree(base) : []).map((e) => [e.path, e]));
-  const sub = new Map<string, Map<string, FileChange>>();
+  const sub = new Map<string, Map<string, FileChange | StoredBlob>>();
   for (const [p, change] of changes) {
     const slash = p.indexOf('/');
     if (slash < 0) {
       if (change === null) entries.delete(p);
-      else entries.set(p, { mode: change.mode ?? '100644', path: p, oid: await writer.blob(prefix + p, change), type: 'blob' });
+      else entries.set(p, { mode: change.mode ?? '100644', path: p, oid: 'oid' in change ? change.oid : await writer.blob(prefix + p, change), type: 'blob' });
     } else {
       const head = p.slice(0, slash);
-      const map = sub.get(head) ?? new Map<string, FileChange>();
+      const map = sub.get(head) ?? new Map<string, FileChange | StoredBlob>();
       map.set(p.slice(slash + 1), change);
       sub.set(head, map);
     }

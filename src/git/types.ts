@@ -27,9 +27,15 @@ export interface TreeFile {
 /** A file change inside one commit: new content, or null to delete. */
 export type FileChange = { content: Uint8Array | string; mode?: '100644' | '100755' } | null;
 
+/** A file whose blob is already stored (its id, from writeBlobFiles): written into a commit without its bytes in memory. */
+export interface StoredBlob {
+  oid: string;
+  mode?: '100644' | '100755';
+}
+
 export interface NewCommit {
   parent: string | null;
-  changes: ReadonlyMap<string, FileChange>;
+  changes: ReadonlyMap<string, FileChange | StoredBlob>;
   message: string;
   author: Person;
   committer: Person;
@@ -115,6 +121,12 @@ export interface GitRepo {
 
   /** Writes the objects of a commit built on `parent` and returns its id. Moves no ref. */
   writeCommit(commit: NewCommit): Promise<string>;
+  /**
+   * Stores each file's bytes as a blob and returns the blob ids, in order.
+   * The backend reads the files one at a time (native git reads them itself),
+   * so a run's logs are never all in memory at once.
+   */
+  writeBlobFiles(files: readonly string[]): Promise<string[]>;
   /**
    * Writes a chain of commits, each on the one before and the first on
    * `parent`, and returns their ids. `next` gives commit i from the ids of

@@ -5,9 +5,11 @@ import type { Case } from '../contracts/dataset.js';
 import { costOf, runnerResultSchema, tokensOf, type CaseResult, type CheckOutcome, type MemoryWrite, type RunnerResult } from '../contracts/result.js';
 import { runCheck } from '../core/checks.js';
 import { matcher } from '../core/glob.js';
+import { memoryShortage } from '../core/memory-fault.js';
 import { redactJson, redactText, secretsOf, type Secret } from '../core/redact.js';
 import { diffMemory, snapshotMemory, summarizeWrites, writeMemory, type MemoryFile } from './memory.js';
 import { cutMarker, MAX_LOG_BYTES, readCapped, readHead, runProcess } from './process.js';
+import { oomCounts, oomDelta } from './oom.js';
 import { resolveCommand, type PresetScope } from './presets/index.js';
 import { isSpaceError, spaceFault } from '../git/disk-full.js';
 
@@ -172,6 +174,7 @@ export async function runCase(ctx: CaseContext, item: Case): Promise<CaseOutcome
   // The runner's output lands in its scratch dir (outside the repository) and is
   // kept with the values of secret-named variables redacted (docs/contracts.md#secrets).
   const secrets = secretsOf(env);
+  const oomBefore = await oomCounts();
   const outcome = await runProcess({
     command: runner.command, shell: runner.shell, cwd: ctx.root, env,
     timeoutMs: ctx.runner.timeoutSec * 1000,
@@ -186,6 +189,8 @@ export async function runCase(ctx: CaseContext, item: Case): Promise<CaseOutcome
   await keepCapped(transcriptFile, path.join(ctx.logDir, `${safeName(item.id)}.transcript.jsonl`), secrets);
   await keepWorkspace(workspace, keptWorkspaceDir(ctx.logDir, item.id), ctx.runner.keep ?? [], secrets);
 
+  // Killed for memory, out of memory, or no memory to start in: VOID, never an error that blames the prose.
+  const shortOfMemory = outcome.timedOut ? null : memoryShortage({ ...outcome, oomKills: oomDelta(oomBefore, await oomCounts()) });
   const after = await snapshotMemory(memoryDir);
   const writes = await diffMemory(memoryDir, before, after);
   const read = await readCapped(outputFile, MAX_RESULT_BYTES);
@@ -194,7 +199,7 @@ export async function runCase(ctx: CaseContext, item: Case): Promise<CaseOutcome
   let error: string | undefined;
   let voidReason: string | undefined;
   if (outcome.timedOut) voidReason = `timeout after ${ctx.runner.timeoutSec}s`;
-  else if (outcome.exitCode === 137 || outcome.signal === 'SIGKILL') voidReason = 'killed (exit 137: out of memory?)';
+  else if (shortOfMemory) voidReason = shortOfMemory;
   else if (outcome.spawnError) error = `the runner could not start: ${outcome.spawnError}`;
   else if (read.tooBig) error = `the result file is ${(read.size / 1024 / 1024).toFixed(1)} MB; at most ${MAX_RESULT_BYTES / 1024 / 1024} MB is read`;
   else if (read.text === null) {

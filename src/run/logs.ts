@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Env } from '../git/identity.js';
 import { resolveIdentity } from '../git/identity.js';
-import type { FileChange, GitRepo } from '../git/types.js';
+import type { FileChange, GitRepo, StoredBlob } from '../git/types.js';
 import { formatMessage } from '../core/trailers.js';
 import { crashPoint } from '../faults/crash.js';
 import { diskFullPoint } from '../faults/enospc.js';
@@ -33,20 +33,28 @@ export async function writeRunLogs(
 ): Promise<string> {
   const ref = logsRef(tuning);
   const parent = await repo.resolveRef(ref);
-  const changes = new Map<string, FileChange>();
+  // The files are stored by the backend one at a time (git reads them itself): a
+  // 500-case run's logs, up to 1 MiB per file, never sit in memory together.
+  const changes = new Map<string, FileChange | StoredBlob>();
   // The run's folder is replaced whole: a file of an earlier run of the same name (abandoned by a reset) is never served as this run's.
   if (parent) for (const f of await repo.listFiles(parent, run)) changes.set(f.path, null);
+  const files: Array<[string, string]> = [];
+  const add = async (at: string, file: string | undefined, always: boolean) => {
+    const size = file ? await fs.stat(file).then((st) => (st.isFile() ? st.size : -1), () => -1) : -1;
+    if (size > 0) files.push([at, file!]);
+    else if (always) changes.set(at, { content: '' });
+  };
   for (const l of logs) {
-    const read = (f: string) => fs.readFile(f).catch(() => Buffer.alloc(0));
-    changes.set(`${run}/${l.id}/stdout`, { content: await read(l.stdoutFile) });
-    changes.set(`${run}/${l.id}/stderr`, { content: await read(l.stderrFile) });
+    await add(`${run}/${l.id}/stdout`, l.stdoutFile, true);
+    await add(`${run}/${l.id}/stderr`, l.stderrFile, true);
     if (l.rawResult !== null) changes.set(`${run}/${l.id}/result.json`, { content: l.rawResult });
-    const transcript = l.transcriptFile ? await fs.readFile(l.transcriptFile).catch(() => null) : null;
-    if (transcript && transcript.length > 0) changes.set(`${run}/${l.id}/transcript.jsonl`, { content: transcript });
+    await add(`${run}/${l.id}/transcript.jsonl`, l.transcriptFile, false);
     if (l.workspaceDir) {
-      for (const file of await listFiles(l.workspaceDir)) changes.set(`${run}/${l.id}/workspace/${file}`, { content: await read(path.join(l.workspaceDir, file)) });
+      for (const file of await listFiles(l.workspaceDir)) await add(`${run}/${l.id}/workspace/${file}`, path.join(l.workspaceDir, file), true);
     }
   }
+  const oids = await repo.writeBlobFiles(files.map(([, file]) => file));
+  files.forEach(([at], i) => changes.set(at, { oid: oids[i]! }));
   const { author, committer } = await resolveIdentity(repo.gitdir, ctx.env, ctx.now);
   const message = formatMessage({ subject: `logs of ${run}`, body: '', trailers: [['Tune-Tuning', tuning], ['Tune-Run', run]] });
   diskFullPoint('logs', path.join(repo.gitdir, 'objects'));

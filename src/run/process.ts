@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn as nodeSpawn } from 'node:child_process';
 import { createWriteStream, promises as fs } from 'node:fs';
 
 /**
@@ -23,8 +23,15 @@ export interface ProcessOutcome {
   signal: string | null;
   timedOut: boolean;
   spawnError: string | null;
+  /** The errno code of a failed spawn (ENOENT, ENOMEM, EAGAIN, …). */
+  spawnCode: string | null;
+  /** The last STDERR_TAIL_BYTES of stderr, whatever the cap kept (an out-of-memory death prints its reason last). */
+  stderrTail: string;
   durationMs: number;
 }
+
+/** Bytes of stderr's end kept in memory per process. */
+export const STDERR_TAIL_BYTES = 8 * 1024;
 
 /** Bytes kept of each output stream, and of each transcript or workspace file the logs ref keeps. */
 export const MAX_LOG_BYTES = 1024 * 1024;
@@ -44,12 +51,19 @@ export function killAll(signal: NodeJS.Signals = 'SIGTERM'): void {
   }
 }
 
-function cappedSink(file: string, max: number) {
+function cappedSink(file: string, max: number, tailBytes = 0) {
   const stream = createWriteStream(file);
   let kept = 0;
   let dropped = 0;
+  let tail = Buffer.alloc(0);
   return {
+    tail: () => tail.toString('utf8'),
     write(chunk: Buffer) {
+      if (tailBytes > 0) {
+        tail = Buffer.concat([tail, chunk]);
+        // A copy of the end alone, so a large chunk is not held through a view of it.
+        if (tail.length > tailBytes) tail = Buffer.from(tail.subarray(-tailBytes));
+      }
       if (kept < max) {
         const part = chunk.subarray(0, max - kept);
         stream.write(part);
@@ -64,22 +78,38 @@ function cappedSink(file: string, max: number) {
   };
 }
 
-export async function runProcess(spec: ProcessSpec, now: () => number = Date.now): Promise<ProcessOutcome> {
+/**
+ * Never throws: a spawn that fails, at once (ENOMEM is thrown by Node) or as
+ * an event (ENOENT, EAGAIN), is an outcome with its errno code. `spawn` is
+ * for tests that make the system refuse a process.
+ */
+export async function runProcess(spec: ProcessSpec, now: () => number = Date.now, spawn: typeof nodeSpawn = nodeSpawn): Promise<ProcessOutcome> {
   const max = spec.maxLogBytes ?? MAX_LOG_BYTES;
   const out = cappedSink(spec.stdoutFile, max);
-  const err = cappedSink(spec.stderrFile, max);
+  const err = cappedSink(spec.stderrFile, max, STDERR_TAIL_BYTES);
   const started = now();
   const [program, ...args] = spec.shell ? [spec.command.join(' ')] : spec.command;
   return new Promise<ProcessOutcome>((resolve) => {
     let timedOut = false;
     let settled = false;
-    const child = spawn(program!, args, {
-      cwd: spec.cwd,
-      env: spec.env as NodeJS.ProcessEnv,
-      shell: spec.shell,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const failed = async (e: NodeJS.ErrnoException) => {
+      await out.close();
+      await err.close();
+      resolve({ exitCode: null, signal: null, timedOut, spawnError: e.message, spawnCode: e.code ?? null, stderrTail: '', durationMs: now() - started });
+    };
+    let child: ReturnType<typeof nodeSpawn>;
+    try {
+      child = spawn(program!, args, {
+        cwd: spec.cwd,
+        env: spec.env as NodeJS.ProcessEnv,
+        shell: spec.shell,
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+    } catch (e) {
+      void failed(e as NodeJS.ErrnoException);
+      return;
+    }
     if (child.pid) running.add(child.pid);
     child.stdout?.on('data', (c: Buffer) => out.write(c));
     child.stderr?.on('data', (c: Buffer) => err.write(c));
@@ -93,16 +123,19 @@ export async function runProcess(spec: ProcessSpec, now: () => number = Date.now
         }
       }
     }, spec.timeoutMs);
-    const finish = async (exitCode: number | null, signal: string | null, spawnError: string | null) => {
+    const finish = async (exitCode: number | null, signal: string | null, spawnFailed: NodeJS.ErrnoException | null) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       if (child.pid) running.delete(child.pid);
       await out.close();
       await err.close();
-      resolve({ exitCode, signal, timedOut, spawnError, durationMs: now() - started });
+      resolve({
+        exitCode, signal, timedOut, spawnError: spawnFailed?.message ?? null, spawnCode: spawnFailed ? spawnFailed.code ?? null : null,
+        stderrTail: err.tail(), durationMs: now() - started,
+      });
     };
-    child.on('error', (e) => void finish(null, null, e.message));
+    child.on('error', (e) => void finish(null, null, e));
     child.on('close', (code, signal) => void finish(code, signal, null));
   });
 }

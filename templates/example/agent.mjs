@@ -89,6 +89,11 @@ async function simulate(mode) {
       process.kill(process.pid, 'SIGKILL');
       await sleep(60_000);
       return true;
+    case 'oom-heap':
+      // How Node ends when its heap is full: this line on stderr, then abort (SIGABRT; a shell shows exit 134).
+      process.stderr.write('FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory\n');
+      process.abort();
+      return true; // not reached
     case 'hang-hard':
       process.on('SIGTERM', () => process.stderr.write('hang-hard: SIGTERM ignored\n'));
       process.on('SIGINT', () => process.stderr.write('hang-hard: SIGINT ignored\n'));

@@ -29,7 +29,7 @@ for (const name of ['claude', 'codex']) {
 
 let n = 0;
 /** One case run by the runner preset, as git-tune runs it: the result file, the CLI's arguments, the memory folder after. */
-function runCase(preset: 'claude-code' | 'codex', options: Record<string, unknown>, env: Record<string, string> = {}, memoryFiles: Record<string, string> = {}, input = 'where is my refund?') {
+function runCase(preset: 'claude-code' | 'codex', options: Record<string, unknown>, env: Record<string, string> = {}, memoryFiles: Record<string, string> = {}, input = 'where is my refund?', status = 0) {
   const dir = path.join(tmp, `case-${++n}`);
   const root = path.join(dir, 'root');
   const memory = path.join(dir, 'memory');
@@ -48,7 +48,8 @@ function runCase(preset: 'claude-code' | 'codex', options: Record<string, unknow
       TUNE_TRANSCRIPT: path.join(dir, 'transcript.jsonl'),
     },
   });
-  expect(r.status, r.stderr).toBe(0);
+  expect(r.status, r.stderr).toBe(status);
+  if (status !== 0) return { result: existsSync(path.join(dir, 'result.json')) ? JSON.parse(readFileSync(path.join(dir, 'result.json'), 'utf8')) : null, args: [], memory, saved: [], transcript: null };
   const transcriptFile = path.join(dir, 'transcript.jsonl');
   const transcript = existsSync(transcriptFile) ? readFileSync(transcriptFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>) : null;
   const args = existsSync(argsFile) ? readFileSync(argsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as string[]) : [];
@@ -94,6 +95,13 @@ describe('runner presets claude-code and codex', () => {
     expect(text.sandboxDown).toBeUndefined();
     expect(runCase('claude-code', {}, { FAKE_MODE: 'error' }).result.error).toBe('Credit balance is too low');
     expect(runCase('codex', {}, { FAKE_MODE: 'error' }).result.error).toBe('stream disconnected before completion');
+  });
+
+  it('a CLI dead of memory makes the case VOID, never an error: its heap full (SIGABRT), or killed (SIGKILL, passed on as exit 137)', () => {
+    const heap = runCase('claude-code', {}, { FAKE_MODE: 'oom-heap' }).result;
+    expect(heap).toMatchObject({ answer: null, void: 'out of memory (SIGABRT): claude: FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory' });
+    expect(heap.error).toBeUndefined();
+    expect(runCase('codex', {}, { FAKE_MODE: 'oom-kill' }, {}, 'where is my refund?', 137).result).toBeNull();
   });
 
   it('an input too long for one argument (Linux: 128 KiB) goes on the CLI\'s stdin', () => {

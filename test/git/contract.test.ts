@@ -202,6 +202,28 @@ describe('GitRepo contract: both backends write what the other and native git re
     expect(repo.fsck()).toBe('');
   });
 
+  it.each(['iso', 'native'] as const)('writeBlobFiles on %s stores files as git hash-object does (a newline in a name, bytes, no filters), and a commit names them by id', async (name) => {
+    const git = open(name, repo.dir);
+    const dir = mkdtempSync(path.join(os.tmpdir(), `git-tune-blobs-${name}-`));
+    try {
+      const files = { 'a.txt': 'line\r\n', 'odd\nname.log': 'a newline in its name\n', 'bin': Buffer.from([0, 1, 2, 255]) };
+      for (const [f, content] of Object.entries(files)) writeFileSync(path.join(dir, f), content);
+      const paths = Object.keys(files).map((f) => path.join(dir, f));
+      const oids = await git.writeBlobFiles(paths);
+      expect(oids).toEqual(paths.map((p) => execFileSync('git', ['hash-object', '--no-filters', p], { encoding: 'utf8' }).trim()));
+      expect(await git.writeBlobFiles([])).toEqual([]);
+      const made = await git.writeCommit({
+        parent: base, changes: new Map<string, { oid: string } | { content: string }>([['logs/a.txt', { oid: oids[0]! }], ['logs/bin', { oid: oids[2]! }], ['logs/small', { content: 'x' }]]),
+        message: `logs by ${name}\n`, author: person, committer: person,
+      });
+      expect(repo.git('cat-file', '-p', `${made}:logs/a.txt`)).toBe('line\r\n');
+      expect(repo.git('rev-parse', `${made}:logs/bin`).trim()).toBe(oids[2]);
+      expect(repo.fsck()).toBe('');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it.each([['iso', 'native'], ['native', 'iso']] as const)('what %s writes, %s reads: commits, files, history, changed paths', async (writer, reader) => {
     const w = open(writer, repo.dir);
     const first = await w.writeCommit(commit(base, `first by ${writer}\n`));

@@ -48,13 +48,13 @@ const PROMPT_ARG_MAX = 100_000;
 export const onStdin = (prompt: string) => Buffer.byteLength(prompt) > PROMPT_ARG_MAX;
 
 /** The CLI run to its end; `spawnError` when it could not start at all (not installed, not executable). */
-export function runCli(bin: string, call: CliCall, cwd: string): { stdout: string; stderr: string; status: number | null; spawnError?: string } {
+export function runCli(bin: string, call: CliCall, cwd: string): { stdout: string; stderr: string; status: number | null; signal?: string | null; spawnError?: string } {
   const child = spawnSync(bin, call.args, {
     cwd, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024,
     ...(call.stdin !== undefined ? { input: call.stdin, stdio: ['pipe', 'pipe', 'pipe'] } : { stdio: ['ignore', 'pipe', 'pipe'] }),
   });
   if (child.error) return { stdout: '', stderr: '', status: null, spawnError: child.error.message };
-  return { stdout: child.stdout, stderr: child.stderr, status: child.status };
+  return { stdout: child.stdout, stderr: child.stderr, status: child.status, signal: child.signal };
 }
 
 /** The JSON objects of a JSONL stream (a single JSON document is one line too); null when a non-empty line is not JSON. */

@@ -1,6 +1,7 @@
 import { cliOptionsSchema } from '../../contracts/presets.js';
 import { defaultBin, jsonLines, lastLines, readClaude, readCodex, runCli, runnerArgs, type AgentCli } from './agent-cli.js';
 import { writeFileSync } from 'node:fs';
+import { oomLine } from '../../core/memory-fault.js';
 import { env, inputText, readCase, writeResult } from './common.js';
 
 /**
@@ -42,12 +43,23 @@ function main(): void {
   const bin = opts.bin ?? defaultBin(cli);
   const started = Date.now();
   const child = runCli(bin, runnerArgs(cli, inputText(item.input), memoryDir, opts.args), env('TUNE_ROOT'));
+  if (child.spawnError && /\b(ENOMEM|EAGAIN)\b/.test(child.spawnError)) {
+    // No memory (or no process slot) to start it in: the machine's fault, not the prose's.
+    writeResult({ answer: null, void: `out of memory: ${bin} could not start (${child.spawnError})` });
+    return;
+  }
   if (child.spawnError) {
     // Not installed (or not executable): every later case would fail the same way.
     writeResult({ answer: null, sandboxDown: `${bin} could not start: ${child.spawnError} (install it, or name it with options.bin)` });
     return;
   }
-  if (child.status === 137) process.exit(137);
+  // Killed for memory (or died of it, as a Node CLI does with its heap): the case is VOID, as git-tune sees it for any runner.
+  if (child.status === 137 || child.signal === 'SIGKILL') process.exit(137);
+  const oom = child.status !== 0 ? oomLine(child.stderr) : null;
+  if (oom) {
+    writeResult({ answer: null, void: `out of memory (${child.status === null ? child.signal : `exit ${child.status}`}): ${bin}: ${oom}` });
+    return;
+  }
   const events = jsonLines(child.stdout);
   // The CLI's own event stream (messages, tool calls, usage per turn) is the
   // case's transcript; git-tune caps and redacts it where it keeps it.

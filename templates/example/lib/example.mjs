@@ -32,7 +32,7 @@ export const UNKNOWN = 'unknown';
 
 /** Modes a case (input.simulate) or the env (EXAMPLE_SIMULATE) may ask for. */
 export const SIMULATIONS = [
-  'oom', 'oom-signal', 'hang', 'hang-hard', 'garbage', 'no-output', 'crash', 'error', 'void', 'sandbox-down', 'escape',
+  'oom', 'oom-signal', 'oom-heap', 'hang', 'hang-hard', 'garbage', 'no-output', 'crash', 'error', 'void', 'sandbox-down', 'escape',
 ];
 
 // ---------------------------------------------------------------- prose
