@@ -250,7 +250,7 @@ async function settleLocked(view: TuningView, ctx: WriteCtx): Promise<string[]> 
     notices.push(`${off.length} run tag${off.length === 1 ? '' : 's'} of steps no longer on the branch moved aside${moved ? ` (${moved.steps} abandoned step${moved.steps === 1 ? '' : 's'})` : ''}: git tune log --abandoned`);
   }
   const moved = new Set(off.map((t) => t.run));
-  notices.push(...(await restoreKept(view, tags.filter((t) => !moved.has(t.run)), ctx)));
+  notices.push(...(await restoreKept(view, tags.filter((t) => !moved.has(t.run)), moved, ctx)));
   await markTagsSettled(repo.gitdir, name, tip);
   return notices;
 }
@@ -258,6 +258,16 @@ async function settleLocked(view: TuningView, ctx: WriteCtx): Promise<string[]> 
 /** Forgets the note (a command that moves tags and then the branch): should it be killed between, the next start looks again. */
 export async function forgetTagsSettled(gitdir: string, tuning: string): Promise<void> {
   await fs.rm(localPath(gitdir, tuning, 'cache', TAGS_CHECKED), { force: true });
+}
+
+/**
+ * A step that moved the branch from `from` to `to` made its own tags: when
+ * the tags were settled at `from`, they are at `to` too, so the next command
+ * need not look again (and a command that fails there writes nothing).
+ */
+export async function carryTagsSettled(gitdir: string, tuning: string, from: string | null, to: string): Promise<void> {
+  const marker = localPath(gitdir, tuning, 'cache', TAGS_CHECKED);
+  if (from !== null && (await fs.readFile(marker, 'utf8').catch(() => '')).trim() === from) await markTagsSettled(gitdir, tuning, to);
 }
 
 /** Notes that the run tags are settled for `tip` (a cache: losing it costs one more look). */
@@ -269,10 +279,12 @@ export async function markTagsSettled(gitdir: string, tuning: string, tip: strin
 
 /**
  * Tags of runs the branch holds again (an undo undone), put back from where
- * they were kept, with their logs; a run the branch holds on a commit no tag
- * ever named (a rebase rewrote it) is tagged there, as its run step would have.
+ * they were kept, with their logs; a run whose tag this pass moved aside
+ * because a rebase rewrote its commit is tagged on the new commit, as its run
+ * step would have. A tag that is only missing (deleted, never fetched) stays
+ * missing: nothing here invents one.
  */
-async function restoreKept(view: TuningView, tags: readonly AbandonedRun[], ctx: WriteCtx): Promise<string[]> {
+async function restoreKept(view: TuningView, tags: readonly AbandonedRun[], movedNow: ReadonlySet<string>, ctx: WriteCtx): Promise<string[]> {
   const { repo, name } = view;
   const tagged = new Set(tags.map((t) => t.run));
   const missing = [...view.runs].filter(([run, r]) => r.runOid && !tagged.has(run));
@@ -282,6 +294,10 @@ async function restoreKept(view: TuningView, tags: readonly AbandonedRun[], ctx:
   const retagged: string[] = [];
   for (const [run, r] of missing) {
     const move = [...moves].reverse().find((m) => m.kept.some((k) => k.run === run && k.commit === r.runOid));
+    // A tag that is simply not here (deleted, or not fetched: a CI clone) is not ours to make up;
+    // `final --ci` names the fetch that brings it. Only a run whose tag this pass moved aside
+    // (a rebase rewrote its commit) is tagged on the commit the branch now holds.
+    if (!move && !movedNow.has(run)) continue;
     await repo.createRefs([[tagRef(name, run), r.runOid!]]);
     if (!move) {
       retagged.push(run);

@@ -14,7 +14,7 @@ import { crashPoint } from '../faults/crash.js';
 import { diskFullPoint } from '../faults/enospc.js';
 import { isSpaceError } from '../git/disk-full.js';
 import { writeFileAtomic } from '../git/lockfile.js';
-import { moveAside, offTheBranch } from './abandon.js';
+import { carryTagsSettled, moveAside, offTheBranch } from './abandon.js';
 import { DryRun } from './dry-run.js';
 import { clearJournal, writeJournal } from './recover.js';
 import { reportChanges, withReports } from './reports.js';
@@ -280,6 +280,7 @@ async function writeSteps(target: CommitTarget, steps: readonly StepCommit[], ct
     }
   }
   await clearJournal(repo, target.tuning);
+  await carryTagsSettled(repo.gitdir, target.tuning, expected, tip);
   await crashPoint(`${label}:after-checkout`);
   return oids;
 }

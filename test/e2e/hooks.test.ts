@@ -183,7 +183,7 @@ describe('git tune init', () => {
       const r = await tune(repo, ['init', 'desk', '--prose', 'agents/**/*.md', '--runner', 'node agent.js', '--agent-skill']);
       expect(r.code, r.stderr).toBe(0);
       expect(r.stderr).toContain('added the skill file for coding agents: .claude/skills/git-tune/SKILL.md');
-      expect(r.stderr).toContain('installed git hooks in .git/hooks; `git tune hooks uninstall` removes them');
+      expect(r.stderr).toContain('installed git hooks in .git/hooks, and the merge driver of the generated README.md and USAGE.md (so native git revert and cherry-pick do not conflict in them); `git tune hooks uninstall` removes them');
       for (const name of ['prepare-commit-msg', 'commit-msg', 'post-commit', 'pre-push']) {
         expect(readFileSync(repo.path('.git', 'hooks', name), 'utf8')).toContain(`git-tune hook ${name}`);
       }

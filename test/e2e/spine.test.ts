@@ -68,7 +68,7 @@ describe('the spine, as a user drives it', () => {
     const r = repo.tune(['init', 'support-desk', '--prose', 'agents/**/*.md', '--runner', 'node agent.js']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toBe('created tune/support-desk and switched to it; settings in .tune/support-desk/config.yaml\n' +
-      'installed git hooks in .git/hooks; `git tune hooks uninstall` removes them\n');
+      'installed git hooks in .git/hooks, and the merge driver of the generated README.md and USAGE.md (so native git revert and cherry-pick do not conflict in them); `git tune hooks uninstall` removes them\n');
     expect(r.stdout).toBe(
       'import the cases (JSON, JSONL or YAML): git tune dataset import <file>\n  git tune dataset import <file>\n',
     );

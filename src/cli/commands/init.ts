@@ -87,11 +87,11 @@ async function run(io: CommandIO, name: string, opts: InitOptions): Promise<void
       hooks = await installHooks(repo, io.env);
       const chained = hooks.chained.length ? ` (after the hooks that were there: ${hooks.chained.join(', ')})` : '';
       const where = path.relative(repo.dir, hooks.dir);
-      io.err(`installed git hooks in ${where.startsWith('..') ? hooks.dir : where}${chained}; \`git tune hooks uninstall\` removes them`);
+      const driver = hooks.mergeDriver && hooks.mergeDriver.attributeLines !== 'unchanged'
+        ? ', and the merge driver of the generated README.md and USAGE.md (so native git revert and cherry-pick do not conflict in them)'
+        : '';
+      io.err(`installed git hooks in ${where.startsWith('..') ? hooks.dir : where}${chained}${driver}; \`git tune hooks uninstall\` removes them`);
       for (const s of hooks.skipped) io.err(`warning: git hook ${s.hook} not installed: ${s.why}`);
-      if (hooks.mergeDriver && hooks.mergeDriver.attributeLines !== 'unchanged') {
-        io.err('installed the merge driver of .tune/*/README.md and USAGE.md (.git/info/attributes, [merge "git-tune"] in .git/config): native git revert and cherry-pick do not conflict in them');
-      }
     } catch (err) {
       io.err(`warning: git hooks not installed (${(err as Error).message}); \`git tune hooks install\` tries again`);
     }
