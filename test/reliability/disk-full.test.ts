@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, type ExpectStatic } from 'vitest';
@@ -174,7 +174,9 @@ describe.concurrent('a full disk at each write point: exit 7, nothing half-writt
       const full = await tuneAsync(repo, ['run'], { TMPDIR: scratchTmp, TEST_DISK_FULL: 'b' });
       expectDiskFull(expect, full, scratchTmp);
       expect(full.stderr).toContain('  - b: the runner ran out of disk space: Error: ENOSPC: no space left on device');
-      expect(readdirSync(repo.path('.git/tune/desk/runs/batch01-nomem-run1/cases')).filter((f) => f.startsWith('b.'))).toEqual([]);
+      // Case a may or may not have finished before the run stopped; b is never kept.
+      const cases = repo.path('.git/tune/desk/runs/batch01-nomem-run1/cases');
+      expect(existsSync(cases) ? readdirSync(cases).filter((f) => f.startsWith('b.')) : []).toEqual([]);
       expect(tempFiles(repo.dir)).toEqual([]);
       expect(fsckProblems(repo)).toBe('');
       const again = await tuneOk(repo, ['run'], { TMPDIR: scratchTmp });
