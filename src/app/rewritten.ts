@@ -1,8 +1,7 @@
-import { promises as fs } from 'node:fs';
-import path from 'node:path';
 import { branchName } from '../core/names.js';
 import type { NextStep } from '../core/next.js';
-import { describeRewritten, isSquashedMessage, parseReflog, reflogCommits, stepFilesOf, undoCommand, type RewrittenStep } from '../core/rewritten.js';
+import { describeRewritten, isSquashedMessage, reflogCommits, stepFilesOf, undoCommand, type RewrittenStep } from '../core/rewritten.js';
+import { readReflog } from '../git/reflog.js';
 import { parseStep } from '../core/steps.js';
 import { historyError } from '../errors.js';
 import { handCommitPaths } from './cache.js';
@@ -38,10 +37,6 @@ export interface Repair {
 /** How many reflog commits are tried, newest first (each costs a commit read). */
 const MAX_CANDIDATES = 200;
 
-async function readReflog(gitdir: string, ref: string): Promise<string> {
-  return fs.readFile(path.join(gitdir, 'logs', ref), 'utf8').catch(() => '');
-}
-
 /** The commit of the reflog that holds the original steps, or null (src/app/rewritten.ts). */
 export async function findRestore(tuning: Tuning): Promise<Restore | null> {
   const { repo, state } = tuning;
@@ -51,7 +46,7 @@ export async function findRestore(tuning: Tuning): Promise<Restore | null> {
   if (!lastGood) return null;
   const tipTree = (await repo.readCommit(tuning.tip)).tree;
   const logs = await Promise.all([readReflog(repo.gitdir, tuning.ref), readReflog(repo.gitdir, 'HEAD')]);
-  const candidates = reflogCommits(logs.map(parseReflog), tuning.tip).slice(0, MAX_CANDIDATES);
+  const candidates = reflogCommits(logs, tuning.tip).slice(0, MAX_CANDIDATES);
   const limit = state.commits - first.index + 64;
   for (const oid of candidates) {
     const info = await repo.readCommit(oid).catch(() => null);

@@ -112,25 +112,12 @@ export function describeRewritten(r: RewrittenStep): string {
   }
 }
 
-/** One entry of a reflog file (`.git/logs/<ref>`): what the ref held before and after. */
-export interface ReflogEntry {
+/** What a reflog entry says (src/git/reflog.ts reads them): what the ref held before and after, and when. */
+export interface ReflogMove {
   old: string;
   new: string;
   /** Seconds since the epoch, as git wrote it. */
   time: number;
-  message: string;
-}
-
-const REFLOG_LINE = /^([0-9a-f]{40}) ([0-9a-f]{40}) .*> (\d+) [+-]\d{4}(?:\t(.*))?$/;
-
-/** A reflog file's entries, oldest first; lines that do not parse are skipped. */
-export function parseReflog(text: string): ReflogEntry[] {
-  const out: ReflogEntry[] = [];
-  for (const line of text.split('\n')) {
-    const m = REFLOG_LINE.exec(line);
-    if (m) out.push({ old: m[1]!, new: m[2]!, time: Number(m[3]), message: m[4] ?? '' });
-  }
-  return out;
 }
 
 const ZERO = /^0{40}$/;
@@ -140,7 +127,7 @@ const ZERO = /^0{40}$/;
  * tip): where an original step may still be after an amend or a rebase
  * (the value a ref held before, and every value it took).
  */
-export function reflogCommits(logs: ReadonlyArray<readonly ReflogEntry[]>, except: string): string[] {
+export function reflogCommits(logs: ReadonlyArray<readonly ReflogMove[]>, except: string): string[] {
   const seen = new Set<string>([except]);
   const out: string[] = [];
   // Newest first by time, then by place in its file (entries of one second keep their order).

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { promises as fs, constants } from 'node:fs';
+import { readFileSync, promises as fs, constants } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { singleQuoted } from '../core/argv.js';
@@ -33,10 +33,16 @@ export interface LockHolder {
   since: string;
 }
 
-/** Start time of a process, or null where /proc cannot say. 'zombie' for a process that has exited. */
-async function processStart(pid: number): Promise<string | null> {
+/**
+ * Start time of a process (Linux: /proc/<pid>/stat field 22, clock ticks
+ * since boot), or null where /proc cannot say; 'zombie' for a process that
+ * has exited. Read synchronously: one small file, and temporary file names
+ * (src/git/temp-files.ts) need it where nothing awaits.
+ */
+export function processStart(pid: number): string | null {
   try {
-    const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // `pid (comm) state ...`: comm may hold spaces and parentheses, so fields count from the last `)`.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     if (fields[0] === 'Z' || fields[0] === 'X') return 'zombie';
     return fields[19] ?? null;
@@ -45,11 +51,11 @@ async function processStart(pid: number): Promise<string | null> {
   }
 }
 
-let ownStart: Promise<string | null> | null = null;
+let ownStart: string | null | undefined;
 
 export async function currentHolder(command: string): Promise<LockHolder> {
-  ownStart ??= processStart(process.pid);
-  return { pid: process.pid, start: await ownStart, host: os.hostname(), command, since: new Date().toISOString() };
+  if (ownStart === undefined) ownStart = processStart(process.pid);
+  return { pid: process.pid, start: ownStart, host: os.hostname(), command, since: new Date().toISOString() };
 }
 
 /** Whether the holder may still be running. A holder on another host cannot be checked: it counts as alive. */
@@ -60,7 +66,7 @@ export async function holderAlive(holder: LockHolder): Promise<boolean> {
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
-  const start = await processStart(holder.pid);
+  const start = processStart(holder.pid);
   if (start === 'zombie') return false;
   return holder.start === null || start === null || start === holder.start;
 }

@@ -12,7 +12,26 @@ import type { Person } from './types.js';
 export interface ReflogEntry {
   old: string;
   new: string;
+  /** Seconds since the epoch, as git wrote it. */
+  time: number;
   message: string;
+}
+
+const REFLOG_LINE = /^([0-9a-f]{40}) ([0-9a-f]{40}) .*> (\d+) [+-]\d{4}(?:\t(.*))?$/;
+
+/** A reflog file's entries, oldest first; lines that do not parse are skipped. */
+export function parseReflog(text: string): ReflogEntry[] {
+  const out: ReflogEntry[] = [];
+  for (const line of text.split('\n')) {
+    const m = REFLOG_LINE.exec(line);
+    if (m) out.push({ old: m[1]!, new: m[2]!, time: Number(m[3]), message: m[4] ?? '' });
+  }
+  return out;
+}
+
+/** `ref`'s reflog, oldest first: empty when it has none (isomorphic-git moved it, or reflogs are off). */
+export async function readReflog(gitdir: string, ref: string): Promise<ReflogEntry[]> {
+  return parseReflog(await fs.readFile(path.join(gitdir, 'logs', ref), 'utf8').catch(() => ''));
 }
 
 const ZERO = '0'.repeat(40);
@@ -37,12 +56,7 @@ export async function appendReflog(gitdir: string, ref: string, old: string | nu
   await fs.appendFile(file, formatReflogLine(old, oid, who, message));
 }
 
-/** The newest entry of `ref`'s reflog, or null when it has none (isomorphic-git moved it, or reflogs are off). */
+/** The newest entry of `ref`'s reflog, or null when it has none. */
 export async function lastReflogEntry(gitdir: string, ref: string): Promise<ReflogEntry | null> {
-  const text = await fs.readFile(path.join(gitdir, 'logs', ref), 'utf8').catch(() => '');
-  const lines = text.split('\n').filter(Boolean);
-  const line = lines[lines.length - 1];
-  if (!line) return null;
-  const m = /^([0-9a-f]{40}) ([0-9a-f]{40}) [^\t]*\t?(.*)$/.exec(line);
-  return m ? { old: m[1]!, new: m[2]!, message: m[3] ?? '' } : null;
+  return (await readReflog(gitdir, ref)).at(-1) ?? null;
 }

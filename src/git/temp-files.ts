@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync, promises as fs } from 'node:fs';
+import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { holderAlive } from './lock-owner.js';
+import { holderAlive, processStart } from './lock-owner.js';
 
 /**
  * Temporary files written beside the file they replace (a write is made to
@@ -18,18 +18,9 @@ const TEMP = /\.tmp-(\d+)-(?:(\d+)-)?[0-9a-f]{8}$/;
 
 let ownStart: string | undefined;
 
-function startOf(pid: number): string {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? '0';
-  } catch {
-    return '0';
-  }
-}
-
 /** A fresh temporary name beside `file`, owned by this process. */
 export function tempFileFor(file: string): string {
-  ownStart ??= startOf(process.pid);
+  ownStart ??= processStart(process.pid) ?? '0';
   return `${file}.tmp-${process.pid}-${ownStart}-${randomBytes(4).toString('hex')}`;
 }
 

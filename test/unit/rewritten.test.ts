@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { foldHistory } from '../../src/core/fold.js';
 import { decideNext } from '../../src/core/next.js';
-import { generatedReadme, isSquashedMessage, isStepFile, parseReflog, reflogCommits, stepFilesOf, undoCount } from '../../src/core/rewritten.js';
+import { generatedReadme, isSquashedMessage, isStepFile, reflogCommits, stepFilesOf, undoCount } from '../../src/core/rewritten.js';
+import { parseReflog } from '../../src/git/reflog.js';
 import { fakeOid, History, nextInput, nomem } from '../helpers/history.js';
 
 /**
