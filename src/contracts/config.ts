@@ -115,6 +115,17 @@ export const configSchema = z
       .describe('batches a difficult case may be retried in before it is stuck'),
     maxRuns: positiveInt('runs per half').default(4)
       .describe('runs per half (no-memory, with-memory) before the batch is stopped'),
+    maxStuckShare: z.number({ error: 'must be a share of the selection, e.g. 0.2' }).min(0, 'must be 0 or more').max(1, 'must be at most 1').default(0.2)
+      .describe('the share of the selection that may end stuck before the final check cannot be VERIFIED (0.2 = a fifth)'),
+    maxEditorIdle: positiveInt('halves in a row the editor may leave unchanged').default(2)
+      .describe('halves in a row the editor may end by changing nothing before `git tune auto` stops for a person (editor-idle)'),
+    noise: z
+      .strictObject({
+        repeats: positiveInt('repeats of a case whose single answer would decide').default(3)
+          .describe('times a case is re-run on the same prose when one answer would decide (a flip, a final-check failure); the majority decides'),
+      })
+      .default({ repeats: 3 })
+      .describe('repeats: how a noisy agent is re-run before a decision (docs/method.md#noise)'),
     prose: z.array(z.string().min(1)).default([])
       .describe('globs of the prose being tuned (prompts, skills, rules), from the repository root'),
     memoryPolicy: z.array(z.string().min(1)).default([])
@@ -201,7 +212,7 @@ export const CONFIG_TOP_KEYS: readonly string[] = Object.keys(configSchema.shape
  * Settings a new config.yaml leaves out (`git tune init`, `import`): rarely
  * changed, their defaults hold until `git tune config set` adds them.
  */
-const LEFT_OUT_BY_INIT = new Set(['concurrency', 'memory', 'heldOut', 'targets', 'target']);
+const LEFT_OUT_BY_INIT = new Set(['concurrency', 'memory', 'heldOut', 'targets', 'target', 'maxStuckShare', 'maxEditorIdle', 'noise']);
 
 /** The values `git tune init` writes to a new config.yaml: the schema's defaults, fresh on every call. */
 export function initConfigValues(): Record<string, unknown> {

@@ -15,6 +15,7 @@ describe('the config settings come from the zod schema', () => {
     expect(CONFIG_TOP_KEYS).toEqual(Object.keys(jsonSchema.properties!));
     expect(CONFIG_KEYS).toEqual([
       'limit', 'minBatch', 'maxBatch', 'recheck', 'concurrency', 'seed', 'maxRetries', 'maxRuns',
+      'maxStuckShare', 'maxEditorIdle', 'noise', 'noise.repeats',
       'prose', 'memoryPolicy',
       'runner', 'runner.command', 'runner.shell', 'runner.timeoutSec', 'runner.env', 'runner.preset', 'runner.options', 'runner.keep',
       'judge', 'judge.command', 'judge.shell', 'judge.timeoutSec', 'judge.env', 'judge.preset', 'judge.options',
