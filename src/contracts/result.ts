@@ -44,7 +44,7 @@ export const memoryWriteSchema = z.object({
 export type MemoryWrite = z.infer<typeof memoryWriteSchema>;
 
 /** One case of a run as the run commit records it (compact: no logs). */
-export const caseResultSchema = z.object({
+const caseAnswerSchema = z.object({
   id: z.string(),
   rev: z.string(),
   status: z.enum(['ok', 'error', 'void']),
@@ -67,6 +67,17 @@ export const caseResultSchema = z.object({
   sandboxDown: z.string().optional(),
   startedAt: z.string(),
 });
+
+/**
+ * A repeat: the same case run again in the same run, on the same prose and
+ * memory, because one answer would have decided something (docs/method.md#noise).
+ * The same fields as the case's first answer; `n` counts from 2 (the first answer is 1).
+ */
+export const caseRepeatSchema = caseAnswerSchema.omit({ id: true, rev: true }).extend({ n: z.number().int().min(2) });
+export type CaseRepeat = z.infer<typeof caseRepeatSchema>;
+
+/** One case of a run: its first answer, and its repeats when there were any (absent = none). */
+export const caseResultSchema = caseAnswerSchema.extend({ repeats: z.array(caseRepeatSchema).optional() });
 export type CaseResult = z.infer<typeof caseResultSchema>;
 
 export const runMetaSchema = z.looseObject({
