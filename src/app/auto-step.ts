@@ -136,7 +136,7 @@ function runLine(outcome: RunOutcome): string {
   const r = outcome.results;
   const count = (f: (x: CaseResult) => boolean) => r.filter(f).length;
   const head = outcome.finished ? `${outcome.run}: ${outcome.void ? `VOID (${outcome.void})` : 'finished'}` : `${outcome.run}: stopped (${outcome.stopped}) after ${r.length} cases`;
-  return `${head}\n  ${count((x) => x.right === true)} right, ${count((x) => x.right === false)} wrong, ${count((x) => x.right === null && x.status !== 'void')} for the judge, ${count((x) => x.status === 'void')} void; ${r.reduce((s, x) => s + x.tokens, 0)} tokens${outcome.commit ? `\n  commit ${outcome.commit.slice(0, 7)}, tag tune/…/${outcome.run}` : ''}`;
+  return `${head}\n  ${count((x) => x.right === true)} right, ${count((x) => x.right === false)} wrong, ${count((x) => x.right === null && x.status !== 'void')} for the judge, ${count((x) => x.status === 'void')} void; ${r.reduce((s, x) => s + x.tokens, 0)} tokens${outcome.commit ? `\n  commit ${outcome.commit.slice(0, 7)}, tag ${outcome.tag ?? outcome.run}` : ''}`;
 }
 
 /** A step of the final check (its first run, a re-run, a resume, its grade): the run it names has no half. */

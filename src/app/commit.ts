@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { singleQuoted } from '../core/argv.js';
 import type { HistoryCommit } from '../core/fold.js';
-import { tagRef } from '../core/names.js';
+import { tagName, tagRef } from '../core/names.js';
 import { secretsIn, secretsOf } from '../core/redact.js';
 import { formatStep, type Step } from '../core/steps.js';
 import { conflictError, usageError } from '../errors.js';
@@ -329,7 +329,7 @@ async function planned(target: CommitTarget, steps: readonly StepCommit[]): Prom
     subject: c.subject,
     message: formatStep(c.step, c.subject, c.body ?? ''),
     files: [...c.changes].map(([file, change]) => ({ path: file, deleted: change === null })),
-    tags: c.tags ?? [],
+    tags: (c.tags ?? []).map((run) => tagName(c.step.tuning, run)),
   })));
 }
 

@@ -50,7 +50,7 @@ function readJson(text: string, file: string, problems: Problem[]): RawItem[] {
     problems.push({ file, where, message: `is not valid JSON (${(err as Error).message})` });
     return [];
   }
-  return (itemsOf(value, file, 'top level', problems) ?? []).map((v, i) => ({ file, where: `case ${i}`, value: v }));
+  return (itemsOf(value, file, 'top level', problems) ?? []).map((v, i) => ({ file, where: `case ${i + 1}`, value: v }));
 }
 
 function readYaml(text: string, file: string, problems: Problem[]): RawItem[] {
@@ -73,7 +73,7 @@ function readYaml(text: string, file: string, problems: Problem[]): RawItem[] {
     items.forEach((v, i) => {
       const range = seqItems?.[i]?.range;
       const line = range ? ` (line ${counter.linePos(range[0]).line})` : '';
-      out.push({ file, where: `case ${i}${line}`, value: v });
+      out.push({ file, where: `case ${i + 1}${line}`, value: v });
     });
   }
   return out;
@@ -108,7 +108,7 @@ export async function readDatasetInput(input: string, displayBase = process.cwd(
 
 /** Cases already parsed from `file` (a folder's dataset.json, its shapes normalised): checked as every dataset is. */
 export function validateDatasetValues(values: readonly unknown[], file: string): Case[] {
-  return validateCases(values.map((value, i) => ({ file, where: `case ${i}`, value })), []);
+  return validateCases(values.map((value, i) => ({ file, where: `case ${i + 1}`, value })), []);
 }
 
 function validateCases(raw: RawItem[], problems: Problem[], label = 'the dataset'): Case[] {

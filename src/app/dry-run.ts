@@ -13,7 +13,7 @@ export interface PlannedCommit {
   message: string;
   /** Every path the commit writes (null content: deleted). */
   files: Array<{ path: string; deleted: boolean }>;
-  /** Run names tagged on this commit. */
+  /** The tags this commit gets, whole (`tune/<name>/<run>`), to be copied. */
   tags: string[];
 }
 

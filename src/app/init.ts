@@ -1,9 +1,9 @@
-import { splitArgs } from '../core/argv.js';
+import { shellQuote, splitArgs } from '../core/argv.js';
 import { branchName, branchRef, isValidTuningName } from '../core/names.js';
 import { configPath as configPathOf, tuningDir } from '../core/paths.js';
 import { initConfigValues } from '../contracts/config.js';
 import type { ApiPreset } from '../contracts/presets.js';
-import { usageError } from '../errors.js';
+import { TuneError, usageError } from '../errors.js';
 import { openRepo } from '../git/open.js';
 import type { GitRepo } from '../git/types.js';
 import { installWorkflows, type InstalledWorkflow } from './ci.js';
@@ -32,6 +32,8 @@ export interface InitFlags {
   github?: boolean;
   /** Add the skill file for coding agents to the init commit. */
   agentSkill?: boolean;
+  /** `--no-hooks` (the CLI installs the hooks after init): only repeated in the command lines init prints. */
+  hooks?: boolean;
 }
 
 /** A command flag (`--runner 'node agent.js'`) as config.yaml holds it; import takes the same flags. */
@@ -119,9 +121,16 @@ export async function initTuning(cwd: string, name: string, flags: InitFlags, ct
     throw usageError('no-dataset', '--held-out is kept beside a dataset: give --dataset too',
       `git tune init ${name} --dataset cases.jsonl --held-out ${flags.heldOut}`);
   }
-  const prepared = flags.dataset ? await importDataset.prepare(flags.dataset, cwd, flags.heldOut) : null;
+  // Refused before the branch exists, so the fix is this init without the dataset (the dataset import comes after it).
+  const prepared = flags.dataset ? await importDataset.prepare(flags.dataset, cwd, flags.heldOut).catch((err: unknown) => { throw withInitFix(err, name, flags); }) : null;
   // A held-out set sharing a case with the dataset is refused before the branch exists.
-  if (prepared) importDataset.check(prepared);
+  if (prepared) {
+    try {
+      importDataset.check(prepared);
+    } catch (err) {
+      throw withInitFix(err, name, flags);
+    }
+  }
   const skill = flags.agentSkill ? await skillToInstall(repo, base) : null;
 
   // Like `git switch -c`: the new branch starts at HEAD's commit, so the working tree already matches.
@@ -148,4 +157,33 @@ export async function initTuning(cwd: string, name: string, flags: InitFlags, ct
     tuning = await loadTuning(repo, name);
   }
   return { kind: 'created', repo, tuning, configPath: configPathOf(dir), skill };
+}
+
+/** This init's command line without `--dataset` and `--held-out`: it works with nothing written yet. */
+export function initLineWithoutDataset(name: string, flags: InitFlags): string {
+  const words = ['git', 'tune', 'init', name];
+  const multi = (flag: string, values: readonly string[] | undefined) => { if (values?.length) words.push(flag, ...values); };
+  const one = (flag: string, value: string | undefined) => { if (value !== undefined) words.push(flag, value); };
+  multi('--prose', flags.prose);
+  multi('--memory-policy', flags.memoryPolicy);
+  one('--runner', flags.runner);
+  one('--judge', flags.judge);
+  one('--editor', flags.editor);
+  one('--preset', flags.preset);
+  one('--model', flags.model);
+  if (flags.github) words.push('--github');
+  if (flags.agentSkill) words.push('--agent-skill');
+  if (flags.hooks === false) words.push('--no-hooks');
+  return words.map((w, i) => (i < 3 ? w : shellQuote(w))).join(' ');
+}
+
+/**
+ * A dataset init was given and refused: init wrote nothing, so `git tune
+ * dataset import` (the import's own fix) would find no tuning. The fix is
+ * the init without it, then the import of a file that reads.
+ */
+function withInitFix(err: unknown, name: string, flags: InitFlags): unknown {
+  if (!(err instanceof TuneError) || err.exitCode !== 2) return err;
+  const then = flags.heldOut ? 'git tune dataset import <file> --held-out <file>' : 'git tune dataset import <file>';
+  return usageError(err.code, /nothing was written/.test(err.message) ? err.message : `${err.message}; nothing was written`, `${initLineWithoutDataset(name, flags)}   # then, with the dataset fixed: ${then}`, err.details);
 }

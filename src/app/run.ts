@@ -3,9 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { promises as fs } from 'node:fs';
 import type { CommandSpec, Config } from '../contracts/config.js';
+import { shellQuote } from '../core/argv.js';
 import type { Case } from '../contracts/dataset.js';
 import type { CaseResult, MemoryWrite, RunMeta } from '../contracts/result.js';
-import { batchCases, batchNumbered } from '../core/fold.js';
+import { batchCases, batchNumbered, latestGradedRun } from '../core/fold.js';
 import { parseRunName, tagName, tagRef } from '../core/names.js';
 import type { NextStep } from '../core/next.js';
 import { budgetLeft, budgetRefusal, dueRun, spentBeforeRun, unconfirmedEditsRefusal, type DueRun } from '../core/run-due.js';
@@ -29,6 +30,7 @@ import { nextFor } from './decide.js';
 import { requireWriter } from './guards.js';
 import { casesById, finalCases } from './held-out.js';
 import { uncommittedProse } from './prose.js';
+import { uncommittedRunnerFiles } from './runner-files.js';
 import { orRefuse, refuseIf } from './refuse.js';
 import { loadTuning, openTuning, reloadTuning, type Tuning } from './tuning.js';
 
@@ -65,6 +67,8 @@ export interface RunOutcome {
   void: string | null;
   stopped: string | null;
   commit: string | null;
+  /** The run's tag, whole (`tune/<name>/<run>`), once committed. */
+  tag: string | null;
 }
 
 /** Which run `git tune run` (or `final`) starts or resumes now, from `next` (src/core/run-due.ts). */
@@ -125,8 +129,11 @@ export async function preflightRun(tuning: Tuning, name: string, opts: { concurr
   resolveCommand(config.runner, 'runner', config); // an unknown preset fails here, before anything is written
   const dirty = await uncommittedProse(tuning.repo, tuning.tip, [...config.prose, ...config.memoryPolicy]);
   if (dirty.length > 0) {
+    // An edit responds to a graded run: before there is one, `git tune edit` would be refused.
+    const graded = latestGradedRun(tuning.state) !== null;
     throw usageError('prose-not-committed', `prose has uncommitted changes: ${dirty.join(', ')}; a run uses the prose exactly as committed`,
-      'git tune edit   # records them as an edit of the latest graded run (or: git stash)');
+      graded ? 'git tune edit   # records them as an edit of the latest graded run (or: git stash)'
+        : `git stash   # no run is graded yet, so there is no edit to record; to start from the changed prose instead: git commit -m "prose to start from" -- ${dirty.map(shellQuote).join(' ')}`);
   }
   // A tuning pinned to a target (a fleet's: config `target`) runs it unless told another.
   const wanted = opts.target ?? config.target;
@@ -263,6 +270,8 @@ export interface FinishedRun {
   touched: readonly string[];
   /** Extra keys for run.json (e.g. the shards a collected run came from). */
   meta?: Record<string, unknown>;
+  /** The runner's own files that were not committed when the run ran (src/app/runner-files.ts). */
+  runnerUncommitted?: readonly string[];
 }
 
 /** The run commit (results, run.json, memory writes; tagged) and its logs on the logs ref. */
@@ -292,12 +301,20 @@ export async function recordRun(tuning: Tuning, run: FinishedRun, ctx: RunContex
   if (Object.keys(writes).length > 0) changes.set(runFilePath(tuning.dir, name, RUN_FILES.memoryWrites), { content: `${JSON.stringify(writes, null, 2)}\n` });
   await writeRunLogs(tuning.repo, tuning.name, name, run.logs, { env: ctx.env, now: ctx.clock() });
   const right = results.filter((r) => r.right === true).length;
+  // Cases without a verdict yet (the judge grades them): the subject says so, not "0/6 right".
+  const forJudge = results.filter((r) => r.right === null && r.status !== 'void').length;
+  const decided = ids.length - forJudge;
+  const score = forJudge === 0 ? `${right}/${ids.length} right by checks`
+    : decided === 0 ? `${forJudge} for the judge`
+    : `${right}/${decided} right by checks, ${forJudge} for the judge`;
+  const unrecorded = run.runnerUncommitted ?? [];
   const commit = await commitStep(targetOf(tuning), {
     step: {
       step: 'run', tuning: tuning.name, run: name, concurrency, cases: ids.length, void: reason, stopped: null,
       tokens: runUsage.tokens, costUsd: runUsage.costUsd, difficult: [],
     },
-    subject: `tune(${tuning.name}): ${name}: ${reason ? 'VOID' : `${right}/${ids.length} right by checks`}, ${runUsage.tokens} tokens`,
+    subject: `tune(${tuning.name}): ${name}: ${reason ? 'VOID' : score}, ${runUsage.tokens} tokens`,
+    ...(unrecorded.length > 0 ? { body: `Runner files not committed when this run ran (it cannot be reproduced from this commit): ${unrecorded.join(', ')}` } : {}),
     changes,
     tags: [name],
   }, { env: ctx.env, now: ctx.clock() });
@@ -343,6 +360,10 @@ async function runDueLocked(opened: Tuning, opts: RunOptions, ctx: RunContext): 
   const usedBefore = spentBeforeRun(tuning.state, name, kept);
   refuseIf(budgetRefusal(name, config.budget, usedBefore));
 
+  const runnerUncommitted = await uncommittedRunnerFiles(tuning, config.runner);
+  if (runnerUncommitted.length > 0) {
+    ctx.err(`warning: the runner's own files are not committed (${runnerUncommitted.join(', ')}): this run cannot be reproduced from its commit, which records it; commit them first to make it reproducible\n`);
+  }
   const startedAt = ctx.clock().toISOString();
   tuning = await startRun(tuning, name, { concurrency, resume, toRun: ids.length - stored.size, total: ids.length }, ctx);
   const todo = ids.filter((id) => !stored.has(id)).map((id) => dataset.get(id)!);
@@ -357,13 +378,13 @@ async function runDueLocked(opened: Tuning, opts: RunOptions, ctx: RunContext): 
         changes: new Map(),
       }, { env: ctx.env, now: ctx.clock() });
     }
-    return { run: name, finished: false, results, void: null, stopped: stopped ?? 'interrupted', commit: null };
+    return { run: name, finished: false, results, void: null, stopped: stopped ?? 'interrupted', commit: null, tag: null };
   }
 
   const writes: Record<string, MemoryWrite[]> = {};
   for (const id of ids) writes[id] = stored.get(id)!.writes;
   const { commit, void: reason } = await recordRun(tuning, {
-    name, ids, results, writes, concurrency, target: preflight.target?.name ?? null, startedAt, touched,
+    name, ids, results, writes, concurrency, target: preflight.target?.name ?? null, startedAt, touched, runnerUncommitted,
     logs: ids.map((id) => ({
       id, stdoutFile: path.join(store.logDir, `${id}.stdout`), stderrFile: path.join(store.logDir, `${id}.stderr`),
       transcriptFile: path.join(store.logDir, `${id}.transcript.jsonl`), workspaceDir: keptWorkspaceDir(store.logDir, id),
@@ -371,7 +392,7 @@ async function runDueLocked(opened: Tuning, opts: RunOptions, ctx: RunContext): 
     })),
   }, ctx);
   await store.remove();
-  return { run: name, finished: true, results, void: reason, stopped: null, commit };
+  return { run: name, finished: true, results, void: reason, stopped: null, commit, tag: tagName(tuning.name, name) };
 }
 
 export function interruptOnSignals(flag: { value: boolean }, err: (s: string) => void): () => void {

@@ -1,6 +1,7 @@
 import { Command, CommanderError, type CommandUnknownOpts } from '@commander-js/extra-typings';
 import { EXIT, exitCodesHelp, TuneError } from '../errors.js';
 import { diskFullError } from '../git/disk-full.js';
+import { addExamples } from './examples.js';
 import type { CommandIO } from './io.js';
 import { packageVersion } from '../app/version.js';
 import { currentNestedIO, setNestedIO } from './command.js';
@@ -64,6 +65,7 @@ ${exitCodesHelp()}`)
     init, next, status, config, dataset, select, batch, run, final, baseline, show, report, grade, edit, revert, undo,
     difficult, memory, auto, fleet, demo, log, blame, review, pr, hooks, sync, importCommand,
   ]) command.register(program);
+  addExamples(program);
   return program;
 }
 

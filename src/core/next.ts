@@ -163,7 +163,7 @@ function decide(input: NextInput): Draft {
   // A rewritten step comes first: every decision below would build on a history that lost it.
   if (state.rewritten.length > 0) return repairStep(state);
   if (!state.dataset) {
-    return { kind: 'dataset', message: 'import the cases (JSON, JSONL or YAML): git tune dataset import <file>', command: 'git tune dataset import <file>' };
+    return { kind: 'dataset', message: 'import the cases (JSON, JSONL or YAML)', command: 'git tune dataset import <file>' };
   }
   const missing = config ? missingConfig(config) : 'config';
   if (!config || missing) {

@@ -139,7 +139,7 @@ function renderWhere(input: ReadmeInput, predicted: PredictedBatch[]): string {
     const run = last ? `, run ${last.number}${last.grade ? ` ${last.grade.verdict}` : last.finished ? ' not graded yet' : ' running'}` : ', no run yet';
     where = `batch ${current.plan.batch} of about ${total}, ${HALF_TEXT[half]}${run}`;
   }
-  const lines = [`## Where we are`, '', `**Now: ${where}.**${next ? ` Next: ${next.message}.` : ''}`, ''];
+  const lines = [`## Where we are`, '', `**Now: ${where}.**${next ? ' Next: [below](#next).' : ''}`, ''];
   const view = viewDifficult(state, input.config?.maxRetries ?? 3);
   const used = new Set(state.batches.flatMap((b) => batchCases(b.plan)));
   const rows: Array<[string, string]> = [

@@ -95,7 +95,7 @@ describe.concurrent('git tune auto', () => {
   it('drives the example agent to done: one grade per run, a case-only case listed, stdout only the result', async () => {
     const { repo, result } = await uninterrupted();
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toMatch(/^demo: done: the final check is VERIFIED: the tuning is done \(\d+ steps, [\d,]+ tokens, \$\d+\.\d{4}\)\n$/);
+    expect(result.stdout).toMatch(/^demo: done: the final check is VERIFIED: the tuning is done \(\d+ steps, [\d,]+ tokens and \$\d+\.\d{4} spent by this auto\)\n$/);
     // Narration on stderr, once: auto's own step lines, not the commands' `next:` lines.
     expect(result.stderr).toContain('demo · step 1 · select: order the cases into the selection\n$ git tune select\n');
     expect(result.stderr).toMatch(/^\$ git tune edit$/m);
@@ -224,7 +224,7 @@ describe.concurrent('git tune auto', () => {
     expect(lines[0]).toMatch(/^tuning +outcome +steps +tokens +cost +why$/);
     expect(lines[1]).toMatch(/^alpha +done +\d+ +[\d,]+ +\$[\d.]+ +the final check is VERIFIED: the tuning is done$/);
     expect(lines[2]).toMatch(/^beta +over budget +\d+ +[\d,]+ +\$[\d.]+ +the ceiling of this auto is spent: [\d,]+ of 30,000 tokens$/);
-    expect(lines[3]).toMatch(/^total +[\d,]+ +\$[\d.]+$/);
+    expect(lines[3]).toMatch(/^total \(this auto\) +[\d,]+ +\$[\d.]+$/);
     expect(lines[4]).toBe('skipped tune/gamma: no config.yaml on the branch');
     expect(r.stderr).toContain('── tune/alpha\n');
     expect(r.stderr).toContain('── tune/beta\n');

@@ -111,38 +111,38 @@ describe.concurrent('a bad dataset is refused whole, every problem listed, nothi
     expect(problem).toMatch(/^bad\/syntax\.yaml line 6: is not valid YAML: /);
   });
 
-  it('duplicate and unsafe ids: each named with its case index and what was found', async ({ expect }) => {
+  it('duplicate and unsafe ids: each named with its case number (from 1, as lines are) and what was found', async ({ expect }) => {
     const rule = 'must use only A-Z a-z 0-9 . _ - and not be "." or ".." (it names a folder)';
     expect(await refused(expect, 'bad/ids.json', 9)).toEqual([
-      'bad/ids.json case 1: field `id` repeats the id of bad/ids.json case 0; ids must be unique (found "dup")',
-      `bad/ids.json case 2: field \`id\` ${rule} (found "../x")`,
-      'bad/ids.json case 3: field `id` must not be empty (found "")',
-      `bad/ids.json case 3: field \`id\` ${rule} (found "")`,
-      `bad/ids.json case 4: field \`id\` ${rule} (found ".")`,
-      `bad/ids.json case 5: field \`id\` ${rule} (found "..")`,
-      `bad/ids.json case 6: field \`id\` ${rule} (found "case\\u0430")`,
-      `bad/ids.json case 7: field \`id\` must be at most 128 characters (found "${'a'.repeat(37)}...")`,
-      'bad/ids.json case 8: field `id` must be a string like "billing-refund-03" (found number 7)',
+      'bad/ids.json case 2: field `id` repeats the id of bad/ids.json case 1; ids must be unique (found "dup")',
+      `bad/ids.json case 3: field \`id\` ${rule} (found "../x")`,
+      'bad/ids.json case 4: field `id` must not be empty (found "")',
+      `bad/ids.json case 4: field \`id\` ${rule} (found "")`,
+      `bad/ids.json case 5: field \`id\` ${rule} (found ".")`,
+      `bad/ids.json case 6: field \`id\` ${rule} (found "..")`,
+      `bad/ids.json case 7: field \`id\` ${rule} (found "case\\u0430")`,
+      `bad/ids.json case 8: field \`id\` must be at most 128 characters (found "${'a'.repeat(37)}...")`,
+      'bad/ids.json case 9: field `id` must be a string like "billing-refund-03" (found number 7)',
     ]);
   });
 
   it('missing input or class, wrong types, an unknown check type: case index, its line, the field', async ({ expect }) => {
     const problems = await refused(expect, 'bad/fields.yaml', 7);
     expect(problems).toEqual([
-      'bad/fields.yaml case 1 (line 4): field `input` is required: text, or any JSON value the runner understands (found nothing)',
-      'bad/fields.yaml case 2 (line 6): field `class` must be a string naming the class, e.g. "billing" (found nothing)',
-      'bad/fields.yaml case 3 (line 8): field `class` must be a string naming the class, e.g. "billing" (found number 3)',
-      'bad/fields.yaml case 3 (line 8): field `complexity` must be simple, medium or complex (found "hard")',
-      expect.stringMatching(/^bad\/fields\.yaml case 3 \(line 8\): field `rubric` .*array.* \(found "names the window"\)$/),
-      'bad/fields.yaml case 4 (line 13): field `checks[0].type` type must be one of equals, contains, not-contains, regex, json, command (found "similar")',
-      'bad/fields.yaml case 4 (line 13): field `checks[1].path` must start with $, e.g. "$.plan.steps[0]" (found "plan")',
+      'bad/fields.yaml case 2 (line 4): field `input` is required: text, or any JSON value the runner understands (found nothing)',
+      'bad/fields.yaml case 3 (line 6): field `class` must be a string naming the class, e.g. "billing" (found nothing)',
+      'bad/fields.yaml case 4 (line 8): field `class` must be a string naming the class, e.g. "billing" (found number 3)',
+      'bad/fields.yaml case 4 (line 8): field `complexity` must be simple, medium or complex (found "hard")',
+      expect.stringMatching(/^bad\/fields\.yaml case 4 \(line 8\): field `rubric` .*array.* \(found "names the window"\)$/),
+      'bad/fields.yaml case 5 (line 13): field `checks[0].type` type must be one of equals, contains, not-contains, regex, json, command (found "similar")',
+      'bad/fields.yaml case 5 (line 13): field `checks[1].path` must start with $, e.g. "$.plan.steps[0]" (found "plan")',
     ]);
   });
 
   it('a folder: every file read, problems across files listed together', async ({ expect }) => {
     expect(await refused(expect, 'bad/folder', 2)).toEqual([
-      'bad/folder/b.json case 0: field `id` repeats the id of bad/folder/a.jsonl line 1; ids must be unique (found "a-1")',
-      'bad/folder/b.json case 1: field `input` is required: text, or any JSON value the runner understands (found nothing)',
+      'bad/folder/b.json case 1: field `id` repeats the id of bad/folder/a.jsonl line 1; ids must be unique (found "a-1")',
+      'bad/folder/b.json case 2: field `input` is required: text, or any JSON value the runner understands (found nothing)',
     ]);
   });
 

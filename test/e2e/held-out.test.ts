@@ -130,7 +130,7 @@ describe('a held-out set that shares a case with the dataset is refused whole', 
     expect(r.code).toBe(2);
     expect(json(r).error.code).toBe('bad-dataset');
     expect(json(r).error.message).toMatch(/^the held-out set was refused/);
-    expect(json(r).error.details.join('\n')).toMatch(/bad\.yaml case 0 \(line 1\): field `class`/);
+    expect(json(r).error.details.join('\n')).toMatch(/bad\.yaml case 1 \(line 1\): field `class`/);
     expect(state(repo)).toBe(before);
   });
 

@@ -440,9 +440,9 @@ describe('git tune import', () => {
     expect(res.stderr).toContain('error: the folder was refused');
     expect(res.stderr).toContain('nothing was written');
     const name = path.relative(r.dir, folder);
-    expect(res.stderr).toContain(`${name}/dataset.json case 4: field \`id\` repeats the id of ${name}/dataset.json case 1; ids must be unique`);
-    expect(res.stderr).toMatch(/dataset\.json case 5: field `id`/);
-    expect(res.stderr).toMatch(/dataset\.json case 5: field `class`/);
+    expect(res.stderr).toContain(`${name}/dataset.json case 5: field \`id\` repeats the id of ${name}/dataset.json case 2; ids must be unique`);
+    expect(res.stderr).toMatch(/dataset\.json case 6: field `id`/);
+    expect(res.stderr).toMatch(/dataset\.json case 6: field `class`/);
     expect(res.stderr).toContain(`${name}/config.json line 1: is not valid JSON`);
     expect(res.stderr).toContain(`${name}/difficult.json entry 0: field \`reason\` must be one of wrong, regressed, flaky, memory, costly (found "hard")`);
     expect(res.stderr).toContain(`${name}/runs/batch01-nomem-run1/findings.md: field \`first ## heading\` must be the verdict`);

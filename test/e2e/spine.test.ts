@@ -68,9 +68,11 @@ describe('the spine, as a user drives it', () => {
     const r = repo.tune(['init', 'support-desk', '--prose', 'agents/**/*.md', '--runner', 'node agent.js']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toBe('created tune/support-desk and switched to it; settings in .tune/support-desk/config.yaml\n' +
+      'note: no --memory-policy: no file says what the agent keeps in memory, so a with-memory half has nothing to edit (git tune auto ends it at its first run that does not pass); to name one: git tune config set memoryPolicy agents/memory-policy.md\n' +
       'installed git hooks in .git/hooks, and the merge driver of the generated README.md and USAGE.md (so native git revert and cherry-pick do not conflict in them); `git tune hooks uninstall` removes them\n');
     expect(r.stdout).toBe(
-      'import the cases (JSON, JSONL or YAML): git tune dataset import <file>\n  git tune dataset import <file>\n',
+      // The step once, then its command.
+      'import the cases (JSON, JSONL or YAML)\n  git tune dataset import <file>\n',
     );
     expect(repo.git('branch', '--show-current').trim()).toBe('tune/support-desk');
     const config = readFileSync(repo.path(CONFIG), 'utf8');
@@ -204,7 +206,7 @@ describe('the spine, as a user drives it', () => {
 
   it('git tune config: every default filled in, concurrency = min(maxBatch + recheck, 16)', () => {
     const r = repo.tune(['config']);
-    expect(r.code).toBe(0);
+    expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toBe(
       [
         'limit: null', 'minBatch: 3', 'maxBatch: 10', 'recheck: 3', 'seed: 1', 'maxRetries: 3', 'maxRuns: 4',

@@ -97,6 +97,15 @@ describe('README.md: regenerated after every step kind', () => {
     expect(scrub(readme)).toMatchSnapshot(kind);
   });
 
+  it('says the next step once: in its own section, not again under "Where we are"', () => {
+    for (const { kind, history } of steps) {
+      const readme = readmeOf(history);
+      const next = /## Next\n\n(.+)\n/.exec(readme)?.[1];
+      expect(next, kind).toBeTruthy();
+      expect(readme.split(next!.replace(/\.$/, '')).length - 1, kind).toBe(1);
+    }
+  });
+
   it('a pure function: the same history renders the same bytes', () => {
     const last = steps[steps.length - 1]!.history;
     expect(readmeOf(last)).toBe(readmeOf(last));

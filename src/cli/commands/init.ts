@@ -59,6 +59,10 @@ export function describeInstalled(installed: readonly InstalledWorkflow[]): stri
   return lines;
 }
 
+/** Said once, at init: without memory-policy files a with-memory half has no file to edit. */
+export const NO_MEMORY_POLICY = 'note: no --memory-policy: no file says what the agent keeps in memory, so a with-memory half has nothing to edit '
+  + '(git tune auto ends it at its first run that does not pass); to name one: git tune config set memoryPolicy agents/memory-policy.md';
+
 async function run(io: CommandIO, name: string, opts: InitOptions): Promise<void> {
   const [{ initTuning }, { installHooks }, { installWorkflows }, { nextFor }, { branchName }] = await Promise.all([
     import('../../app/init.js'), import('../../app/hooks.js'), import('../../app/ci.js'), import('../../app/decide.js'), import('../../core/names.js'),
@@ -81,6 +85,7 @@ async function run(io: CommandIO, name: string, opts: InitOptions): Promise<void
   const onBranch = true;
   io.err(`created ${branchName(name)} and switched to it; settings in ${configPath}`);
   if (skill) io.err('path' in skill ? `added the skill file for coding agents: ${skill.path}` : `skill file not added: ${skill.skip}`);
+  if (tuning.config && tuning.config.memoryPolicy.length === 0) io.err(NO_MEMORY_POLICY);
   let hooks: Awaited<ReturnType<typeof installHooks>> | null = null;
   if (opts.hooks !== false) {
     try {

@@ -45,7 +45,7 @@ function summary(outcome: RunOutcome): string {
   const head = outcome.finished
     ? `${outcome.run}: ${outcome.void ? `VOID (${outcome.void})` : 'finished'}`
     : `${outcome.run}: stopped (${outcome.stopped}) after ${r.length} cases`;
-  return `${head}\n  ${right} right, ${wrong} wrong, ${unknown} for the judge, ${voids} void; ${tokens} tokens, $${cost.toFixed(4)}${outcome.commit ? `\n  commit ${outcome.commit.slice(0, 7)}, tag tune/…/${outcome.run}` : ''}`;
+  return `${head}\n  ${right} right, ${wrong} wrong, ${unknown} for the judge, ${voids} void; ${tokens} tokens, $${cost.toFixed(4)}${outcome.commit ? `\n  commit ${outcome.commit.slice(0, 7)}, tag ${outcome.tag ?? outcome.run}` : ''}`;
 }
 
 /** `git tune run`, and `git tune final` without --ci, --shard, --collect or --all-targets. */
