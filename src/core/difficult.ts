@@ -26,9 +26,14 @@ export function viewDifficult(state: TuningState, maxRetries: number): Difficult
   return [...latest.values()].map((entry) => {
     const r = retries(state, entry);
     const status: DifficultStatus = entry.fixed ? 'fixed' : r >= maxRetries ? 'stuck' : 'open';
-    return { ...entry, retries: r, status };
+    // Never more than the maximum: past it the case is stuck (later batches may still hold it, e.g. as a recheck).
+    return { ...entry, retries: Math.min(r, maxRetries), status };
   });
 }
+
+/** Retries as people read them: "1 of 3", "3 of 3 (stuck)". */
+export const retriesText = (entry: Pick<DifficultView, 'retries' | 'status'>, maxRetries: number) =>
+  `${Math.min(entry.retries, maxRetries)} of ${maxRetries}${entry.status === 'stuck' ? ' (stuck)' : ''}`;
 
 const reasonRank = (reason: string) => DIFFICULT_REASONS.indexOf(reason as (typeof DIFFICULT_REASONS)[number]);
 

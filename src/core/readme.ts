@@ -1,6 +1,6 @@
 import type { Config } from '../contracts/config.js';
 import type { BatchPlan } from '../contracts/files.js';
-import { viewDifficult } from './difficult.js';
+import { retriesText, viewDifficult } from './difficult.js';
 import { batchCases, countedRuns, isVoidRun, rightCases, type BatchState, type EditState, type HistoryCommit, type RunState, type TuningState } from './fold.js';
 import { editFate } from './edits.js';
 import type { Half } from './names.js';
@@ -523,7 +523,7 @@ function renderDifficult(input: ReadmeInput): string {
   lines.push('| case | reason | status | added in batch | retries |', '| --- | --- | --- | ---: | ---: |');
   const order = { open: 0, stuck: 1, fixed: 2 } as const;
   for (const e of [...view].sort((a, b) => order[a.status] - order[b.status] || a.index - b.index)) {
-    lines.push(`| ${code(e.id)} | ${e.reason} | ${e.status} | ${e.batch} | ${e.retries} of ${maxRetries} |`);
+    lines.push(`| ${code(e.id)} | ${e.reason} | ${e.status} | ${e.batch} | ${retriesText(e, maxRetries)} |`);
   }
   return lines.join('\n');
 }

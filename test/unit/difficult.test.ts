@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { fixedEntries, openEntries, retries, stuckEntries, viewDifficult } from '../../src/core/difficult.js';
+import { fixedEntries, openEntries, retries, retriesText, stuckEntries, viewDifficult } from '../../src/core/difficult.js';
+import { renderListing } from '../../src/cli/commands/difficult.js';
 import { add, fix, History } from '../helpers/history.js';
 
 describe('difficult list (docs/method.md#batches)', () => {
@@ -31,6 +32,20 @@ describe('difficult list (docs/method.md#batches)', () => {
     expect(viewDifficult(state, 2)[0]).toMatchObject({ id: 'a', retries: 2, status: 'stuck' });
     expect(stuckEntries(viewDifficult(state, 2)).map((e) => e.id)).toEqual(['a']);
     expect(openEntries(viewDifficult(state, 2))).toEqual([]);
+  });
+
+  it('never shows more retries than the maximum: a stuck case held by later batches reads "3 of 3 (stuck)"', () => {
+    const h = new History().setup(10);
+    h.plan(1, ['a']).difficult(add('a', 'wrong'));
+    for (let b = 2; b <= 6; b++) h.plan(b, [`n${b}`], ['a']); // five later batches hold it
+    const state = h.fold();
+    expect(retries(state, state.difficult[0]!)).toBe(5); // what history holds
+    const [entry] = viewDifficult(state, 3);
+    expect(entry).toMatchObject({ id: 'a', retries: 3, status: 'stuck' });
+    expect(retriesText(entry!, 3)).toBe('3 of 3 (stuck)');
+    const listing = renderListing({ entries: [{ ...entry!, notes: [] }], maxRetries: 3 } as unknown as Parameters<typeof renderListing>[0]);
+    expect(listing).toMatch(/3 of 3 \(stuck\)/);
+    expect(listing).not.toMatch(/[4-9] of 3/);
   });
 
   it('sorts open entries by worst reason, then fewest retries, then id', () => {

@@ -1,5 +1,6 @@
 import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import type { DifficultListing, DifficultRow, recordDifficult } from '../../app/difficult.js';
+import { retriesText } from '../../core/difficult.js';
 import type { DifficultReason } from '../../contracts/files.js';
 import { usageError } from '../../errors.js';
 import { act, dryRunOpt, json, tuningOpt } from '../command.js';
@@ -54,7 +55,7 @@ export function renderListing(listing: DifficultListing): string {
   const lines = [
     table(
       ['id', 'status', 'reason', 'added in', 'retries'],
-      rows.map((e) => [e.id, e.status, e.reason, e.batch === 0 ? 'before batch 1' : `batch ${e.batch}`, `${e.retries} of ${listing.maxRetries}`]),
+      rows.map((e) => [e.id, e.status, e.reason, e.batch === 0 ? 'before batch 1' : `batch ${e.batch}`, retriesText(e, listing.maxRetries)]),
     ),
   ];
   const noted = rows.filter((e) => e.notes.length > 0);
