@@ -7,7 +7,7 @@ import { shellQuote } from '../core/argv.js';
 import { viewDifficult } from '../core/difficult.js';
 import { mergeProposals } from '../core/findings.js';
 import { batchNumbered, type RunState } from '../core/fold.js';
-import { caseOnlyCases, passedRefusalFix, shortCases, type ShortCase } from '../core/half-end.js';
+import { caseOnlyCases, EDITOR_IDLE_WHY, halfEndsSinceLastEdit, idleHalvesBefore, passedRefusalFix, shortCases, type ShortCase } from '../core/half-end.js';
 import { VOID_FLOOR, type NextStep } from '../core/next.js';
 import { passedRuleBreaks, type RuleBreak } from '../core/rules.js';
 import { EXIT, TuneError, type ExitCode } from '../errors.js';
@@ -40,7 +40,7 @@ export type StepOutcome =
   /** The step was done (one commit or more). */
   | { kind: 'done' }
   /** A person must act: why, and the command to run after. */
-  | { kind: 'stuck'; reason: string; command: string | null }
+  | { kind: 'stuck'; reason: string; command: string | null; code?: 'editor-idle' }
   /** The run ended VOID: the next step re-runs it. */
   | { kind: 'void'; run: string; reason: string }
   | { kind: 'sandbox-down'; run: string; reason: string }
@@ -307,6 +307,10 @@ async function editStep(tuning: Tuning, step: NextStep, ctx: StepContext): Promi
   for (const id of caseOnlyCases(run.grade!.wrong, judge, notFixed(tuning))) tuning = await addDifficult(tuning, id, 'wrong', CASE_ONLY_NOTE, ctx);
   run = tuning.state.runs.get(run.name)!;
   const changesFile = changesPath(tuning, run.name);
+  if (run.half === 'mem' && config.memoryPolicy.length === 0) {
+    // Nothing the half may change: said as it is, not as an editor that "changed nothing" (it is not asked).
+    return endHalf(tuning, run.name, `no memory-policy files are configured (memoryPolicy is empty), so a with-memory half has nothing to edit after ${run.name} (${run.grade!.verdict}); to name one: git tune config set memoryPolicy agents/memory-policy.md`, ctx);
+  }
   if (!config.editor) {
     return {
       kind: 'stuck',
@@ -321,13 +325,16 @@ async function editStep(tuning: Tuning, step: NextStep, ctx: StepContext): Promi
     && (await uncommittedProse(tuning.repo, tuning.tip, editableGlobs(tuning, run))).length > 0;
   let undone: string[];
   let changed: string[];
+  let asked: { proposals: number; log: string; said: string } | null = null;
   if (editorDone) {
     undone = await undoOutsideHalf(tuning, run);
     changed = await uncommittedProse(tuning.repo, tuning.tip, editableGlobs(tuning, run));
   } else {
     const proposals = mergeProposals(judge, run.cases).length;
     ctx.say(`editor: ${proposals} proposal${proposals === 1 ? '' : 's'} for ${run.name} (${run.grade!.verdict}${run.grade!.wrong.length ? `; wrong: ${run.grade!.wrong.join(', ')}` : ''})`);
-    ({ changed, undone } = await runEditor(tuning, run, judge, ctx.env));
+    const outcome = await runEditor(tuning, run, judge, ctx.env);
+    ({ changed, undone } = outcome);
+    asked = outcome;
   }
   if (undone.length > 0) ctx.detail(`warning: the editor changed files it may not (${run.half === 'mem' ? 'a with-memory half edits memory-policy files only' : 'an edit changes prose only'}); put back: ${undone.join(', ')}`);
   if (changed.length === 0) {
@@ -335,7 +342,9 @@ async function editStep(tuning: Tuning, step: NextStep, ctx: StepContext): Promi
     const committed = await readText(tuning.repo, tuning.tip, changesFile);
     if (committed === null) await fs.rm(path.join(tuning.repo.dir, changesFile), { force: true });
     else await fs.writeFile(path.join(tuning.repo.dir, changesFile), committed);
-    return endHalf(tuning, run.name, `the editor changed nothing after ${run.name} (${run.grade!.verdict})${undone.length ? ` but files it may not (${undone.join(', ')}), put back` : ''}`, ctx);
+    const idle = asked ? await editorIdle(tuning, run, asked) : null;
+    if (idle) return idle;
+    return endHalf(tuning, run.name, `${EDITOR_IDLE_WHY} ${run.name} (${run.grade!.verdict})${undone.length ? ` but files it may not (${undone.join(', ')}), put back` : ''}`, ctx);
   }
   await noteChanges(tuning, run, undone);
   command(ctx, ['edit']);
@@ -343,6 +352,35 @@ async function editStep(tuning: Tuning, step: NextStep, ctx: StepContext): Promi
   for (const w of outcome.warnings) ctx.detail(`warning: this edit ${w}: it tunes to the test`);
   ctx.detail(`edit of ${outcome.run} recorded (${outcome.commit.slice(0, 7)}): ${outcome.files.join(', ')}; aims ${outcome.aims.join(', ') || 'none'}`);
   return { kind: 'done' };
+}
+
+/**
+ * An editor that changed nothing `maxEditorIdle` halves in a row (this one
+ * included) has nothing to offer: auto stops for a person (`editor-idle`)
+ * instead of ending half after half and listing their cases difficult one
+ * by one. What it was given, what it answered and where its log is are said.
+ */
+async function editorIdle(tuning: Tuning, run: RunState, asked: { proposals: number; log: string; said: string }): Promise<StepOutcome | null> {
+  const config = tuning.config!;
+  const ended = new Set<string>();
+  for (const r of halfEndsSinceLastEdit(tuning.state)) {
+    const findings = await readText(tuning.repo, tuning.tip, findingsPath(tuning, r.name));
+    if (findings?.includes(`${HALF_END_NOTE}: ${EDITOR_IDLE_WHY} ${r.name}`)) ended.add(r.name);
+  }
+  const before = idleHalvesBefore(tuning.state, ended);
+  if (before.length + 1 < config.maxEditorIdle) return null;
+  const editor = config.editor!.command?.join(' ') ?? `preset ${config.editor!.preset}`;
+  const halves = [...before, run.name];
+  const wrong = run.grade!.wrong;
+  return {
+    kind: 'stuck',
+    code: 'editor-idle',
+    reason: `editor-idle: the editor (${editor}) changed nothing ${halves.length} halves in a row (after ${halves.join(', ')}; maxEditorIdle ${config.maxEditorIdle}). `
+      + `It was given ${findingsPath(tuning, run.name)} (${run.grade!.verdict}${wrong.length ? `; wrong: ${wrong.join(', ')}` : ''}) and ${asked.proposals} proposal${asked.proposals === 1 ? '' : 's'}, `
+      + `and answered with no change${asked.said ? ` ("${asked.said}")` : ''}; its log: ${path.relative(tuning.repo.dir, asked.log) || asked.log}/ (proposals.json, stdout, stderr). `
+      + 'A person decides: fix the editor and run git tune auto again, or edit by hand',
+    command: 'git tune edit',
+  };
 }
 
 /** changes.md says what the editor did: written by it, or a line for it when it wrote none; what was put back is added. */
@@ -378,6 +416,9 @@ async function shortOf(tuning: Tuning, run: RunState): Promise<ShortCase[]> {
   return shortCases(run, results, passing ? { run: passing, results: (await readRunResults(tuning, passing.name)).results } : null);
 }
 
+/** The line a half's findings get where auto ends it (read back by `editorIdle`). */
+const HALF_END_NOTE = 'The half ends here, as at maxRuns';
+
 /**
  * The half ends without passing (docs/method.md#halves, step 5; also when the editor has
  * nothing to offer): its unconfirmed and pending edits reverted, what is
@@ -394,7 +435,7 @@ async function endHalf(tuning: Tuning, runName: string, why: string, ctx: StepCo
   // The findings say why the half ends here.
   const file = path.join(tuning.repo.dir, findingsPath(tuning, runName));
   const text = await fs.readFile(file, 'utf8').catch(() => null);
-  const note = 'The half ends here, as at maxRuns';
+  const note = HALF_END_NOTE;
   if (text !== null && !text.includes(note)) {
     const lines = text.split('\n');
     const at = lines.findIndex((l) => /^##\s+\S/.test(l) && !l.startsWith('###'));

@@ -43,7 +43,9 @@ export interface Usage {
  * tune auto` again carries on from history, also after a kill -9.
  */
 export type AutoOutcome =
-  | 'done' | 'until' | 'stopped' | 'interrupted' | 'time-up' | 'stuck' | 'over-budget' | 'sandbox-down' | 'void-floor' | 'final-failed' | 'error';
+  | 'done' | 'until' | 'stopped' | 'interrupted' | 'time-up' | 'stuck' | 'over-budget' | 'sandbox-down' | 'void-floor' | 'final-failed' | 'error'
+  /** The editor changed nothing `maxEditorIdle` halves in a row: a person decides (src/app/auto-step.ts). */
+  | 'editor-idle';
 
 export interface AutoResult {
   tuning: string;
@@ -237,7 +239,7 @@ async function driveTuning(repo: GitRepo, opts: AutoOptions, name: string): Prom
     const outcome = await performStep(tuning, step, ctx);
     switch (outcome.kind) {
       case 'stuck':
-        return finish('stuck', `${outcome.reason}${outcome.command ? `; then: ${outcome.command}` : ''}`, EXIT.history);
+        return finish(outcome.code ?? 'stuck', `${outcome.reason}${outcome.command ? `; then: ${outcome.command}` : ''}`, EXIT.history);
       case 'sandbox-down':
         return finish('sandbox-down', outcome.reason, EXIT.runner);
       case 'budget': case 'interrupted': case 'error':

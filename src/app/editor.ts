@@ -4,6 +4,7 @@ import type { JudgeFile } from '../contracts/judge.js';
 import { mergeProposals } from '../core/findings.js';
 import type { RunState } from '../core/fold.js';
 import { matcher } from '../core/glob.js';
+import { localPath } from '../core/paths.js';
 import { usageError } from '../errors.js';
 import type { Env } from '../git/identity.js';
 import { resolveCommand } from '../run/presets/index.js';
@@ -28,6 +29,10 @@ export interface EditorOutcome {
   /** Files the editor changed and may not, put back as they were. */
   undone: string[];
   proposals: number;
+  /** Where what the editor was given (proposals.json) and what it printed (stdout, stderr) are kept: `<gitdir>/tune/<name>/editor/<run>/`. */
+  log: string;
+  /** Its last stderr line, or stdout's when stderr is empty (what it answered, in brief). */
+  said: string;
 }
 
 /** The globs an edit after `run` may change (docs/method.md#halves: only memory-policy files in the with-memory half). */
@@ -45,6 +50,8 @@ export async function runEditor(tuning: Tuning, run: RunState, judge: JudgeFile,
   const mayChange = matcher(editableGlobs(tuning, run));
   const baseline = await worktreeBaseline(root, env);
   const scratch = await makeScratch('editor');
+  const log = localPath(tuning.repo.gitdir, tuning.name, 'editor', run.name);
+  let said = '';
   try {
     const proposalsFile = path.join(scratch, 'proposals.json');
     await fs.writeFile(proposalsFile, JSON.stringify(proposals, null, 2));
@@ -62,6 +69,12 @@ export async function runEditor(tuning: Tuning, run: RunState, judge: JudgeFile,
       timeoutMs: editor.timeoutSec * 1000,
       stdoutFile: path.join(scratch, 'stdout'), stderrFile: path.join(scratch, 'stderr'),
     });
+    // Kept, so a person can see what the editor was given and what it answered (the last call per run).
+    await fs.rm(log, { recursive: true, force: true });
+    await fs.mkdir(log, { recursive: true });
+    for (const f of ['proposals.json', 'stdout', 'stderr']) await fs.copyFile(path.join(scratch, f), path.join(log, f)).catch(() => undefined);
+    const lastLine = async (f: string) => (await fs.readFile(path.join(scratch, f), 'utf8').catch(() => '')).trim().split('\n').pop()!.slice(0, 300);
+    said = (await lastLine('stderr')) || (await lastLine('stdout'));
     if (outcome.exitCode !== 0) {
       // A failed editor leaves nothing behind: what it changed is put back.
       const undone = await undoOutside(root, env, baseline, () => false);
@@ -74,7 +87,7 @@ export async function runEditor(tuning: Tuning, run: RunState, judge: JudgeFile,
   }
   const undone = await undoOutside(root, env, baseline, (file) => file === changesFile || mayChange(file));
   const changed = await uncommittedProse(tuning.repo, tuning.tip, editableGlobs(tuning, run));
-  return { changed, undone, proposals: proposals.length };
+  return { changed, undone, proposals: proposals.length, log, said };
 }
 
 /**

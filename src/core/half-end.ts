@@ -2,7 +2,7 @@ import type { DifficultReason } from '../contracts/values.js';
 import type { JudgeFile } from '../contracts/judge.js';
 import type { CaseResult } from '../contracts/result.js';
 import { isJudgeOutput } from './findings.js';
-import type { RunState } from './fold.js';
+import type { RunState, TuningState } from './fold.js';
 import { median } from './report.js';
 import type { RuleBreak } from './rules.js';
 
@@ -81,4 +81,27 @@ export function passedRefusalFix(run: RunState, breaks: readonly RuleBreak[]): R
     };
   }
   return { kind: 'tool', revert: breaks.some((b) => REVERTS.has(b.rule)) };
+}
+
+/** What a half's findings say when the editor changed nothing (auto writes it where the half ends; `idleHalvesBefore` reads it). */
+export const EDITOR_IDLE_WHY = 'the editor changed nothing after';
+
+/**
+ * The halves the editor left unchanged in a row before now: those that
+ * ended because it changed nothing (`idle`: their runs' names), counted since
+ * the editor's last edit (an edit breaks the row; a half that passed without
+ * asking it does not). Pure: auto reads which halves ended so from their findings.
+ */
+export function idleHalvesBefore(state: TuningState, idle: ReadonlySet<string>): string[] {
+  const lastEdit = state.edits.reduce((m, e) => Math.max(m, e.index), -1);
+  return [...state.runs.values()]
+    .filter((r) => r.grade && r.grade.index > lastEdit && idle.has(r.name))
+    .sort((a, b) => a.grade!.index - b.grade!.index)
+    .map((r) => r.name);
+}
+
+/** The graded runs a half-end may have been written on since the last edit: the ones whose findings auto reads for `idleHalvesBefore`. */
+export function halfEndsSinceLastEdit(state: TuningState): RunState[] {
+  const lastEdit = state.edits.reduce((m, e) => Math.max(m, e.index), -1);
+  return [...state.runs.values()].filter((r) => r.half !== null && r.grade?.verdict === 'PASSED' && r.grade.index > lastEdit);
 }

@@ -52,7 +52,7 @@ describe.concurrent('auto steps: typed outcomes', () => {
     expect(ca.events.filter((e) => e.kind === 'finished').map((e) => (e as { result: { id: string } }).result.id).sort()).toEqual(['a1', 'a2']);
     expect(cb.events.filter((e) => e.kind === 'finished').map((e) => (e as { result: { id: string } }).result.id)).toEqual(['b1']);
     expect(ca.lines[0]).toBe('$ git tune run');
-    expect(ca.lines.at(-1)).toMatch(/^batch01-nomem-run1: finished\n {2}2 right, 0 wrong, 0 for the judge, 0 void; 240 tokens\n {2}commit [0-9a-f]{7}, tag tune\/…\/batch01-nomem-run1$/);
+    expect(ca.lines.at(-1)).toMatch(/^batch01-nomem-run1: finished\n {2}2 right, 0 wrong, 0 for the judge, 0 void; 240 tokens\n {2}commit [0-9a-f]{7}, tag tune\/desk\/batch01-nomem-run1$/);
     const grade = await step(a, ca);
     expect([grade.next.kind, grade.outcome]).toEqual(['grade', { kind: 'done' }]);
     expect(ca.lines.slice(-4)).toEqual([
@@ -144,4 +144,35 @@ describe('auto in-process', () => {
     expect(tags).toEqual(['tune/desk/final-check', 'tune/desk/final-check-run2']);
     repo.fsck();
   }, 60_000);
+});
+
+describe('an editor that changes nothing (issue 29: a tuning that learned nothing never reads as success)', () => {
+  it('maxEditorIdle halves in a row stop auto for a person (editor-idle), saying what it was given, what it answered and where its log is; a with-memory half without memory policy says so in one line', async () => {
+    // The editor prints a line and changes nothing; the case is wrong every time.
+    // One case a batch: w1 in batch 1, w2 in a later one.
+    const repo = await planned([wrongCase('w1'), wrongCase('w2')], [['minBatch', '1'], ['maxBatch', '1'], ['recheck', '0'], ['maxRetries', '1'], ['editor.command', 'node .git/idle-editor.mjs']]);
+    repo.write({ '.git/idle-editor.mjs': "console.error('no edit: nothing to change');\n" });
+    const lines: string[] = [];
+    const result = await autoTuning(repo.dir, { env: { ...process.env, ...repo.env }, session: newSession(), say: (l) => lines.push(l) });
+    const log = lines.join('\n');
+    expect(result, log).toMatchObject({ outcome: 'editor-idle', exitCode: 3 });
+    expect(result.message).toMatch(/^editor-idle: the editor \(node \.git\/idle-editor\.mjs\) changed nothing 2 halves in a row \(after batch01-nomem-run1, (batch0\d-nomem-run1); maxEditorIdle 2\)\. /);
+    const second = /in a row \(after batch01-nomem-run1, (batch0\d-nomem-run1)/.exec(result.message)![1]!;
+    expect(result.message).toContain(`It was given .tune/desk/runs/${second}/findings.md (`);
+    expect(result.message).toContain(`wrong: w2) and 0 proposals, and answered with no change ("no edit: nothing to change"); its log: .git/tune/desk/editor/${second}/ (proposals.json, stdout, stderr)`);
+    expect(result.message).toMatch(/then: git tune edit$/);
+    for (const f of ['proposals.json', 'stdout', 'stderr']) expect(existsSync(repo.path('.git/tune/desk/editor', second, f))).toBe(true);
+    // The first idle half ended as before; the second did not: its case is not listed again, nothing was written for it.
+    expect(lines.filter((l) => l.startsWith('the half ends: the editor changed nothing'))).toEqual([expect.stringMatching(/after batch01-nomem-run1 /)]);
+    // The with-memory half has no memory-policy file to edit: said as such, the editor not asked.
+    expect(log).toMatch(/the half ends: no memory-policy files are configured \(memoryPolicy is empty\), so a with-memory half has nothing to edit after batch01-mem-run1/);
+    expect(lines.filter((l) => l.startsWith('editor: '))).toHaveLength(2);
+    // `next` shows the step a person does now: the edit.
+    expect(nextFor(await openTuning(repo.dir))).toMatchObject({ kind: 'edit', run: second, command: 'git tune edit' });
+    // Counted in a row only: maxEditorIdle 3 lets the second idle half end as before.
+    await tuneOk(repo, ['config', 'set', 'maxEditorIdle', '3']);
+    const again = await autoTuning(repo.dir, { env: { ...process.env, ...repo.env }, session: newSession(), say: (l) => lines.push(l), maxSteps: 1 });
+    expect(lines.at(-1)).not.toMatch(/editor-idle/);
+    expect(again.steps[0]).toMatchObject({ kind: 'edit' });
+  }, 90_000);
 });
