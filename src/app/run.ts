@@ -28,7 +28,7 @@ import { commitStep, targetOf } from './commit.js';
 import { nextFor } from './decide.js';
 import { requireWriter } from './guards.js';
 import { casesById, finalCases } from './held-out.js';
-import { uncommittedProse } from './prose.js';
+import { proseDigest, uncommittedProse } from './prose.js';
 import { orRefuse, refuseIf } from './refuse.js';
 import { loadTuning, openTuning, reloadTuning, type Tuning } from './tuning.js';
 
@@ -292,10 +292,12 @@ export async function recordRun(tuning: Tuning, run: FinishedRun, ctx: RunContex
   if (Object.keys(writes).length > 0) changes.set(runFilePath(tuning.dir, name, RUN_FILES.memoryWrites), { content: `${JSON.stringify(writes, null, 2)}\n` });
   await writeRunLogs(tuning.repo, tuning.name, name, run.logs, { env: ctx.env, now: ctx.clock() });
   const right = results.filter((r) => r.right === true).length;
+  // The prose this run ran (its start commit's): a half passes only on a run of the prose the branch holds (src/core/basis.ts).
+  const prose = await proseDigest(tuning.repo, tuning.state.runs.get(name)?.startOid ?? tuning.tip, [...config.prose, ...config.memoryPolicy]);
   const commit = await commitStep(targetOf(tuning), {
     step: {
       step: 'run', tuning: tuning.name, run: name, concurrency, cases: ids.length, void: reason, stopped: null,
-      tokens: runUsage.tokens, costUsd: runUsage.costUsd, difficult: [],
+      tokens: runUsage.tokens, costUsd: runUsage.costUsd, prose, difficult: [],
     },
     subject: `tune(${tuning.name}): ${name}: ${reason ? 'VOID' : `${right}/${ids.length} right by checks`}, ${runUsage.tokens} tokens`,
     changes,
