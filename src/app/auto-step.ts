@@ -6,6 +6,7 @@ import type { CaseResult } from '../contracts/result.js';
 import { shellQuote } from '../core/argv.js';
 import { viewDifficult } from '../core/difficult.js';
 import { mergeProposals } from '../core/findings.js';
+import { basisRun, passingNomemRun, revertedAfter } from '../core/basis.js';
 import { batchNumbered, type RunState } from '../core/fold.js';
 import { caseOnlyCases, EDITOR_IDLE_WHY, halfEndsSinceLastEdit, idleHalvesBefore, passedRefusalFix, shortCases, type ShortCase } from '../core/half-end.js';
 import { VOID_FLOOR, type NextStep } from '../core/next.js';
@@ -99,6 +100,10 @@ async function dispatch(tuning: Tuning, step: NextStep, ctx: StepContext): Promi
     }
     case 'run': case 'resume': case 'confirm': case 'mem-run':
       return runStep(tuning, isFinalStep(tuning, step), undefined, ctx);
+    case 'rerun':
+      // No run of the half has seen the prose the branch holds: its pending edits go (as at the half's end), then it runs.
+      if (step.command?.startsWith('git tune revert')) tuning = await revert(tuning, ctx);
+      return runStep(tuning, false, undefined, ctx);
     case 'final':
       return finalStep(tuning, ctx);
     case 'void-rerun':
@@ -212,6 +217,9 @@ function gradeLine(outcome: GradeOutcome): string {
     ...outcome.reverted.map((r) => `reverted ${r.edit.slice(0, 7)} with ${r.commit.slice(0, 7)} (${r.why}): ${r.files.join(', ') || 'no prose file'}`),
     ...outcome.kept.map((k) => `kept ${k.edit.slice(0, 7)} (unconfirmed) on purpose: ${k.why} (${k.by})`),
     `${outcome.run}: ${outcome.verdict}${outcome.wrong.length ? ` (wrong: ${outcome.wrong.join(', ')})` : ''}`,
+    ...(outcome.passesOn ? [outcome.passesOn.run
+      ? `  the half passes on ${outcome.passesOn.run}, the run of the prose the branch holds (wrong there: ${outcome.passesOn.wrong.join(', ') || 'none'})`
+      : '  no run of the half has seen the prose the branch holds: it runs before the half passes'] : []),
     ...outcome.difficult.map((d) => `  difficult ${d.op} ${d.id}${d.op === 'add' ? ` (${d.reason})` : ''}`),
   ].join('\n');
 }
@@ -273,7 +281,9 @@ async function resolveRefusal(tuning: Tuning, run: RunState, breaks: readonly Ru
   if (fix.kind === 'person') return { kind: 'stuck', reason: fix.reason, command: fix.command };
   if (fix.revert) tuning = await revert(tuning, ctx);
   const listed = notFixed(tuning);
-  for (const id of wrong) if (!listed.has(id)) tuning = await addDifficult(tuning, id, 'wrong', `still wrong when ${run.name} passed`, ctx);
+  // What the half leaves wrong: rule (c) names its basis's cases when a grade reverted what this run tried (src/core/basis.ts).
+  const named = breaks.find((b) => b.rule === 'wrong-not-difficult')?.ids ?? [];
+  for (const id of new Set([...wrong, ...named])) if (!listed.has(id)) tuning = await addDifficult(tuning, id, 'wrong', `still wrong when ${run.name} passed${wrong.includes(id) ? '' : ' (wrong in the run of the prose the branch holds)'}`, ctx);
   await record(tuning, run.name, 'PASSED', ctx);
   return { kind: 'done' };
 }
@@ -409,10 +419,7 @@ async function noteChanges(tuning: Tuning, run: RunState, undone: readonly strin
 /** What is still short in a run whose half ends without passing (src/core/half-end.ts), from its results and the passing no-memory run's. */
 async function shortOf(tuning: Tuning, run: RunState): Promise<ShortCase[]> {
   const { results } = await readRunResults(tuning, run.name);
-  const batch = batchNumbered(tuning.state, run.batch);
-  const passing = run.half === 'mem'
-    ? [...(batch?.runs ?? [])].reverse().find((r) => r.half === 'nomem' && r.grade?.verdict === 'PASSED') ?? null
-    : null;
+  const passing = run.half === 'mem' ? passingNomemRun(tuning.state, run.batch) : null;
   return shortCases(run, results, passing ? { run: passing, results: (await readRunResults(tuning, passing.name)).results } : null);
 }
 
@@ -428,18 +435,31 @@ async function endHalf(tuning: Tuning, runName: string, why: string, ctx: StepCo
   ctx.say(`the half ends: ${why}`);
   tuning = await revert(tuning, ctx);
   const run = tuning.state.runs.get(runName)!;
+  // The half passes on a run of the prose the branch holds (src/core/basis.ts); with none, PASSED is written and `next` runs that prose first.
+  const basis = basisRun(tuning.state, run);
+  const on = basis ?? run;
   const listed = notFixed(tuning);
-  for (const s of await shortOf(tuning, run)) {
+  const short = await shortOf(tuning, on);
+  for (const s of short) {
     if (!listed.has(s.id)) tuning = await addDifficult(tuning, s.id, s.reason, s.note, ctx);
   }
-  // The findings say why the half ends here.
+  if (basis !== run) {
+    const ids = revertedAfter(tuning.state, run).map((e) => e.oid.slice(0, 7)).join(', ') || 'its prose';
+    ctx.detail(basis
+      ? `passes on ${basis.name}: the run of the prose the branch holds (${ids} reverted after ${run.name}); wrong there: ${basis.grade!.wrong.join(', ') || 'none'}`
+      : `no run of the half has seen the prose the branch holds (${ids} reverted after ${run.name}): it runs before the half passes`);
+  }
+  // The findings say why the half ends here, and on which run.
   const file = path.join(tuning.repo.dir, findingsPath(tuning, runName));
   const text = await fs.readFile(file, 'utf8').catch(() => null);
   const note = HALF_END_NOTE;
   if (text !== null && !text.includes(note)) {
     const lines = text.split('\n');
     const at = lines.findIndex((l) => /^##\s+\S/.test(l) && !l.startsWith('###'));
-    lines.splice(at + 1, 0, '', `${note}: ${why}. Its unconfirmed and pending edits are reverted, and what is still short is on the difficult list.`);
+    const passesOn = basis === run ? []
+      : basis ? [`It passes on ${basis.name}, the run of the prose the branch holds (the edits ${run.name} tried were reverted); wrong there: ${basis.grade!.wrong.join(', ') || 'none'}. The candidate memory comes from ${basis.name}.`]
+        : [`No run of the half has seen the prose the branch holds (the edits ${run.name} tried were reverted): the same cases run on it before the half passes.`];
+    lines.splice(at + 1, 0, '', `${note}: ${why}. Its unconfirmed and pending edits are reverted, and what is still short is on the difficult list.`, ...passesOn.flatMap((l) => ['', l]));
     await fs.writeFile(file, lines.join('\n'));
   }
   await record(tuning, runName, 'PASSED', ctx);

@@ -4,6 +4,7 @@ import { judgeFileSchema, type JudgeFile } from '../contracts/judge.js';
 import type { CaseResult } from '../contracts/result.js';
 import { stuckEntries, viewDifficult } from '../core/difficult.js';
 import { draftFindings, setVerdict, type Draft } from '../core/findings.js';
+import { basisRun, passingNomemRun } from '../core/basis.js';
 import { batchNumbered, isVoidRun, type EditState, type RunState, type TuningState } from '../core/fold.js';
 import { decideGrade, gradeRun, gradeStep, keepOptionsRefusal, parseVerdictOption, settleReason } from '../core/grade.js';
 import type { DifficultChange, Keep, Score, Verdict } from '../core/steps.js';
@@ -20,6 +21,7 @@ import { judgeRun } from './judge.js';
 import { judgeHistory } from './blame.js';
 import { orRefuse, refuseIf } from './refuse.js';
 import { readRunResults } from './results.js';
+import { proseDigest } from './prose.js';
 import { planRevert } from './revert.js';
 import { readText, type Tuning } from './tuning.js';
 import { RUN_FILES, runFilePath } from '../core/paths.js';
@@ -91,9 +93,7 @@ export async function draftFor(tuning: Tuning, run: RunState, env: Env, rejudge 
   const previous = previousRun(state, run);
   const view = viewDifficult(state, config.maxRetries);
   const batch = batchNumbered(state, run.batch);
-  const passing = run.half === 'mem'
-    ? [...(batch?.runs ?? [])].reverse().find((r) => r.half === 'nomem' && r.grade?.verdict === 'PASSED') ?? null
-    : null;
+  const passing = run.half === 'mem' ? passingNomemRun(state, run.batch) : null;
   const passingResults = await gradedResults(tuning, passing);
   const aimedSince = state.edits
     .filter((e) => e.batch === run.batch && e.half === run.half && e.index < run.startIndex && (!previous || e.index > previous.startIndex))
@@ -149,6 +149,14 @@ export interface GradeOutcome {
   kept: Array<{ edit: string; by: string; why: string }>;
   /** A final check with a held-out set: its lines, the side by side and the drop rule's outcome (docs/held-out.md). */
   heldOut?: string[];
+  /**
+   * A PASSED whose run's tried edits were reverted: the run of the prose the
+   * branch holds that the half passes on, with its wrong cases (the candidate
+   * memory comes from it), or `run: null` when no run of the half has seen
+   * that prose (`next` then runs it: `rerun`). Absent when the half passes
+   * on the graded run itself.
+   */
+  passesOn?: { run: string | null; wrong: string[] };
 }
 
 /** `git tune grade [--verdict X]`: validate the findings and record the grade commit. */
@@ -184,8 +192,14 @@ export async function recordGrade(
     }
   }
   if (forced) text = setVerdict(text, forced);
-  const decision = orRefuse(decideGrade({ state: tuning.state, run, file, text, keep, maxRuns: config.maxRuns, maxRetries: config.maxRetries }));
+  const findings = { state: tuning.state, run, file, text, keep, maxRuns: config.maxRuns, maxRetries: config.maxRetries };
+  let decision = orRefuse(decideGrade(findings));
   const { settlement } = decision;
+  const reverts = await planSettlingReverts(tuning, run, settlement.revert);
+  // The prose the branch holds once the reverts land: a half passes on a run of it (src/core/basis.ts), so PASSED is checked against that run.
+  const prose = run.half === null ? undefined
+    : await proseDigest(tuning.repo, tuning.tip, [...config.prose, ...config.memoryPolicy], reverts.commits.flatMap((c) => [...c.changes]));
+  if (prose !== undefined && decision.verdict === 'PASSED') decision = orRefuse(decideGrade({ ...findings, prose }));
   const changes = new Map<string, { content: string }>([[file, { content: text }]]);
   const fromWorktree = new Set([file]);
   const judgeFile = judgePath(tuning, run.name);
@@ -198,21 +212,22 @@ export async function recordGrade(
     const after = await difficultFileAfter(tuning, decision.difficult, decision.notes);
     changes.set(after.path, { content: after.content });
   }
-  const reverts = await planSettlingReverts(tuning, run, settlement.revert);
   let keepStep: Keep | undefined;
   if (settlement.keep.length > 0) {
     const { author } = await resolveIdentity(tuning.repo.gitdir, opts.ctx.env, opts.ctx.now);
     keepStep = { edits: settlement.keep.map((e) => e.oid), why: opts.why!.trim(), by: `${author.name} <${author.email}>` };
   }
-  const grade: StepCommit = { ...gradeStep(tuning.name, run, decision, keepStep, heldOut), changes, fromWorktree };
+  const grade: StepCommit = { ...gradeStep(tuning.name, run, decision, keepStep, heldOut, prose), changes, fromWorktree };
   // One chain, one compare-and-swap: the reverts and the grade land together or not at all.
   const oids = await commitSteps(targetOf(tuning), [...reverts.commits, grade], opts.ctx);
   const { verdict, wrong, difficult } = decision;
+  const basis = verdict === 'PASSED' && prose !== undefined ? basisRun(tuning.state, run, prose) : run;
   return {
     run: run.name, verdict, wrong, difficult, commit: oids[oids.length - 1]!,
     reverted: reverts.edits.map((e, i) => ({ edit: e.oid, commit: oids[i]!, files: reverts.files[i]!, why: settleReason(e, run) })),
     kept: settlement.keep.map((e) => ({ edit: e.oid, by: keepStep!.by, why: keepStep!.why })),
     ...(heldLines ? { heldOut: heldLines } : {}),
+    ...(basis !== run ? { passesOn: { run: basis?.name ?? null, wrong: basis ? [...basis.grade!.wrong] : [] } } : {}),
   };
 }
 

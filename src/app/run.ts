@@ -29,7 +29,7 @@ import { commitStep, targetOf } from './commit.js';
 import { nextFor } from './decide.js';
 import { requireWriter } from './guards.js';
 import { casesById, finalCases } from './held-out.js';
-import { uncommittedProse } from './prose.js';
+import { proseDigest, uncommittedProse } from './prose.js';
 import { uncommittedRunnerFiles } from './runner-files.js';
 import { orRefuse, refuseIf } from './refuse.js';
 import { loadTuning, openTuning, reloadTuning, type Tuning } from './tuning.js';
@@ -308,10 +308,12 @@ export async function recordRun(tuning: Tuning, run: FinishedRun, ctx: RunContex
     : decided === 0 ? `${forJudge} for the judge`
     : `${right}/${decided} right by checks, ${forJudge} for the judge`;
   const unrecorded = run.runnerUncommitted ?? [];
+  // The prose this run ran (its start commit's): a half passes only on a run of the prose the branch holds (src/core/basis.ts).
+  const prose = await proseDigest(tuning.repo, tuning.state.runs.get(name)?.startOid ?? tuning.tip, [...config.prose, ...config.memoryPolicy]);
   const commit = await commitStep(targetOf(tuning), {
     step: {
       step: 'run', tuning: tuning.name, run: name, concurrency, cases: ids.length, void: reason, stopped: null,
-      tokens: runUsage.tokens, costUsd: runUsage.costUsd, difficult: [],
+      tokens: runUsage.tokens, costUsd: runUsage.costUsd, prose, difficult: [],
     },
     subject: `tune(${tuning.name}): ${name}: ${reason ? 'VOID' : score}, ${runUsage.tokens} tokens`,
     ...(unrecorded.length > 0 ? { body: `Runner files not committed when this run ran (it cannot be reproduced from this commit): ${unrecorded.join(', ')}` } : {}),

@@ -29,6 +29,8 @@ export interface Grade {
   index: number;
   /** The final check's held-out set, as its grade recorded it (docs/held-out.md). */
   heldOut?: Score;
+  /** The prose the branch held once this grade was recorded (its reverts applied); null in older histories. */
+  prose: string | null;
 }
 
 /** The latest baseline: the original prose's results (docs/held-out.md). */
@@ -56,6 +58,8 @@ export interface RunState {
   tokens: number;
   costUsd: number;
   runOid: string | null;
+  /** The prose this run ran (its run commit's `Tune-Prose`); null in older histories. */
+  prose: string | null;
   grade: Grade | null;
 }
 
@@ -462,7 +466,7 @@ function applyStep(state: TuningState, step: Step, commit: HistoryCommit, index:
         number: id.kind === 'batch' ? id.number : state.final.length + 1,
         cases, startIndex: index, startOid: commit.oid, finished: false,
         concurrency: step.concurrency, void: null, stopped: null, tokens: 0, costUsd: 0,
-        runOid: null, grade: null,
+        runOid: null, prose: null, grade: null,
       };
       state.runs.set(step.run, run);
       if (batchState) batchState.runs.push(run);
@@ -486,6 +490,7 @@ function applyStep(state: TuningState, step: Step, commit: HistoryCommit, index:
       run.tokens = step.tokens;
       run.costUsd = step.costUsd;
       run.runOid = commit.oid;
+      run.prose = step.prose ?? null;
       break;
     }
     case 'run-stop': {
@@ -508,7 +513,7 @@ function applyStep(state: TuningState, step: Step, commit: HistoryCommit, index:
         break;
       }
       const first = run.grade === null;
-      run.grade = { verdict: step.verdict, wrong: step.wrong, review: step.review, oid: commit.oid, index, ...(step.heldOut ? { heldOut: step.heldOut } : {}) };
+      run.grade = { verdict: step.verdict, wrong: step.wrong, review: step.review, oid: commit.oid, index, prose: step.prose ?? null, ...(step.heldOut ? { heldOut: step.heldOut } : {}) };
       // Graded last of all: what an edit made now responds to.
       if (run.half !== null) ix.latestGraded = run;
       if (first) settleEdits(state, run, ix);

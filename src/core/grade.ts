@@ -58,6 +58,8 @@ export interface FindingsInput {
   keep: readonly string[];
   maxRuns: number;
   maxRetries: number;
+  /** The prose the branch holds once this grade's reverts land (src/core/basis.ts): PASSED's rule (c) reads the run of it. */
+  prose?: string | null;
 }
 
 export interface GradeDecision {
@@ -114,7 +116,7 @@ export function decideGrade(input: FindingsInput): GradeDecision | Refusal {
       .filter((d): d is Extract<DifficultChange, { op: 'add' }> => d.op === 'add')
       .map((d, i) => ({ id: d.id, reason: d.reason, batch: run.batch, fixed: false, index: Number.MAX_SAFE_INTEGER - i }));
     const withAdded = { ...state, difficult: [...state.difficult, ...added] };
-    const breaks = passedRuleBreaks({ state: withAdded, run, maxRuns: input.maxRuns, maxRetries: input.maxRetries, review, wrong, settling });
+    const breaks = passedRuleBreaks({ state: withAdded, run, maxRuns: input.maxRuns, maxRetries: input.maxRetries, review, wrong, settling, ...(input.prose !== undefined ? { prose: input.prose } : {}) });
     if (breaks.length > 0) {
       return refusal('history', 'passed-refused', `PASSED is refused for ${run.name}`, breaks[0]!.fix,
         breaks.map((b) => `rule ${b.rule}: ${b.message} (fix: ${b.fix})${b.rule === 'review' ? `; the section is \`${reviewHeading(run)}\`` : ''}`));
@@ -124,7 +126,7 @@ export function decideGrade(input: FindingsInput): GradeDecision | Refusal {
 }
 
 /** The grade step: its trailers, and a subject that says the verdict (and the one it replaces). */
-export function gradeStep(tuning: string, run: RunState, d: GradeDecision, keep: Keep | undefined, heldOut?: Score): { step: Step; subject: string; body: string } {
+export function gradeStep(tuning: string, run: RunState, d: GradeDecision, keep: Keep | undefined, heldOut?: Score, prose?: string): { step: Step; subject: string; body: string } {
   const regrade = run.grade ? ` (was ${run.grade.verdict})` : '';
   return {
     step: {
@@ -132,6 +134,8 @@ export function gradeStep(tuning: string, run: RunState, d: GradeDecision, keep:
       ...(keep ? { keep } : {}),
       // The final check's held-out set (docs/held-out.md): the README and the PR comment read it from here.
       ...(heldOut && run.half === null ? { heldOut } : {}),
+      // The prose the branch holds after this grade: the half passes on a run of it (src/core/basis.ts).
+      ...(prose !== undefined ? { prose } : {}),
     },
     subject: `tune(${tuning}): grade ${run.name} ${d.verdict}${regrade}: ${run.cases.length - d.wrong.length}/${run.cases.length} right${heldOut && run.half === null ? `, held-out ${heldOut.right}/${heldOut.cases}` : ''}`,
     body: keep ? `Kept on purpose by ${keep.by}, though unconfirmed: ${keep.edits.map((o) => o.slice(0, 7)).join(', ')}.\n\n${keep.why}` : '',

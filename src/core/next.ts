@@ -1,6 +1,7 @@
 import type { Complexity } from '../contracts/dataset.js';
 import type { Config } from '../contracts/config.js';
 import { missingConfig } from '../contracts/values.js';
+import { basisRun, revertedAfter } from './basis.js';
 import { viewDifficult } from './difficult.js';
 import { closedHalf, countedRuns, currentBatch, halfRuns, isVoidRun, runName, type EditState, type RunState, type TuningState } from './fold.js';
 import { FINAL_RUN, parseRunName, type Half } from './names.js';
@@ -16,7 +17,7 @@ import { passedRuleBreaks } from './rules.js';
 export const NEXT_KINDS = [
   'dataset', 'config', 'select', 'batch', 'run', 'resume', 'grade', 'void-floor', 'void-rerun',
   'refused', 'confirm', 'candidate', 'mem-run', 'checkpoint', 'final', 'done', 'final-failed',
-  'stop-batch', 'edit', 'repair',
+  'stop-batch', 'edit', 'repair', 'rerun',
 ] as const;
 export type NextKind = (typeof NEXT_KINDS)[number];
 
@@ -233,9 +234,13 @@ function decide(input: NextInput): Draft {
         ...where(run),
       };
     }
+    // No verdict on prose no run has seen: the half passes on a run of the prose the branch holds (src/core/basis.ts).
+    const basis = basisRun(state, run);
+    if (!basis) return rerunStep(state, run, pending.length > 0, nextNumber);
     if (half === 'nomem') {
-      if (state.candidate?.run !== run.name) {
-        return { kind: 'candidate', message: `build the candidate memory: last good memory + what ${run.name}'s cases wrote`, command: 'git tune memory candidate', ...where(run) };
+      if (state.candidate?.run !== basis.name) {
+        const from = basis === run ? '' : ` (the run of the prose the branch holds: ${reverts(state, run)} reverted after ${run.name})`;
+        return { kind: 'candidate', message: `build the candidate memory: last good memory + what ${basis.name}'s cases wrote${from}`, command: 'git tune memory candidate', ...where(basis) };
       }
       return {
         kind: 'mem-run', message: `run batch ${run.batch} with the candidate memory`,
@@ -262,12 +267,17 @@ function decide(input: NextInput): Draft {
     return { kind: 'final', message: 'every selected case is used and no difficult case is open: run the final check', command: 'git tune final', run: FINAL_RUN };
   }
 
-  if (countedRuns(halfRuns(state, run.batch, half)) >= config.maxRuns) {
+  const counted = countedRuns(halfRuns(state, run.batch, half));
+  if (counted >= config.maxRuns) {
+    // After the reverts the branch holds the prose of this run's grade: the half passes on a run of it, or runs it first.
+    const basis = basisRun(state, run);
+    if (!basis) return rerunStep(state, run, pending.length > 0, nextNumber);
     const onList = new Set(viewDifficult(state, config.maxRetries).filter((e) => e.status !== 'fixed').map((e) => e.id));
-    const adds = grade.wrong.filter((id) => !onList.has(id)).map((id) => `git tune difficult add ${id} --why wrong`);
+    const adds = basis.grade!.wrong.filter((id) => !onList.has(id)).map((id) => `git tune difficult add ${id} --why wrong`);
+    const on = basis === run ? '' : `; it passes on ${basis.name}, the run of the prose the branch holds (${reverts(state, run)} reverted after ${run.name}), so what is wrong there goes on the list`;
     return {
       kind: 'stop-batch',
-      message: `${run.name} is the half's run ${config.maxRuns} of ${config.maxRuns} and did not pass: revert unconfirmed and pending edits, list what is still wrong as difficult, write PASSED`,
+      message: `${run.name} is the half's run ${counted} of ${config.maxRuns} and did not pass: revert unconfirmed and pending edits, list what is still wrong as difficult, write PASSED${on}`,
       command: ['git tune revert', ...adds, `git tune grade --verdict PASSED --run ${run.name}`].join(' && '),
       ...where(run),
     };
@@ -278,6 +288,28 @@ function decide(input: NextInput): Draft {
     kind: 'edit',
     message: `${run.name} is ${grade.verdict}: edit the ${scope} and write ${runFilePath(dir, run.name, RUN_FILES.changes)}, then record the edit`,
     command: 'git tune edit', ...where(run),
+  };
+}
+
+/** `a1b2c3d, e4f5a6b`: the edits of `run`'s half reverted after it tried them. */
+function reverts(state: TuningState, run: RunState): string {
+  const ids = revertedAfter(state, run).map((e) => e.oid.slice(0, 7));
+  return ids.length === 0 ? 'its prose' : `edit${ids.length === 1 ? '' : 's'} ${ids.join(', ')}`;
+}
+
+/**
+ * The half would end (PASSED, or stopped at `maxRuns`) but no run of it has
+ * seen the prose the branch holds: a grade reverted what its run tried, and
+ * the prose left is one no run ran (docs/method.md#noise). The same cases run
+ * again on it first (pending edits reverted, as the half's end would), even
+ * past `maxRuns`: that run is the one the half can pass on.
+ */
+function rerunStep(state: TuningState, run: RunState, pending: boolean, number: number): Draft {
+  return {
+    kind: 'rerun',
+    message: `${run.name} is ${run.grade!.verdict}, but ${reverts(state, run)} ${revertedAfter(state, run).length === 1 ? 'was' : 'were'} reverted after it and no run of the half has seen the prose the branch holds: ${pending ? 'revert the pending edits and ' : ''}run the same cases on it before the half can pass`,
+    command: pending ? 'git tune revert && git tune run' : 'git tune run',
+    batch: run.batch, half: run.half, run: runName(run.batch, run.half!, number),
   };
 }
 

@@ -1,3 +1,4 @@
+import { basisRun } from './basis.js';
 import { viewDifficult } from './difficult.js';
 import { confirmsEdit, countedRuns, editsTriedBy, halfRuns, type RunState, type TuningState } from './fold.js';
 
@@ -10,6 +11,8 @@ export interface RuleBreak {
   rule: 'review' | 'pending' | 'unreverted' | 'unsettled' | 'wrong-not-difficult';
   message: string;
   fix: string;
+  /** `wrong-not-difficult`: the cases to put on the list. */
+  ids?: string[];
 }
 
 export interface PassedRuleInput {
@@ -22,6 +25,8 @@ export interface PassedRuleInput {
   wrong?: readonly string[];
   /** Edits the grade being recorded reverts or keeps before its own commit (their ids): settled, whatever their status now. */
   settling?: readonly string[];
+  /** The prose the branch holds once the grade being recorded is (its reverts applied); default: the recorded grade's. */
+  prose?: string | null;
 }
 
 export function reviewHeading(run: RunState): string {
@@ -77,13 +82,19 @@ export function passedRuleBreaks(input: PassedRuleInput): RuleBreak[] {
       fix: 'git tune run',
     });
   }
+  // Rule (c) on the run the half passes on: the run of the prose the branch holds (src/core/basis.ts).
+  const basis = basisRun(state, run, input.prose !== undefined ? input.prose : (run.grade?.prose ?? null));
+  const stillWrong = basis && basis !== run ? basis.grade!.wrong : wrong;
   const onList = new Set(viewDifficult(state, input.maxRetries).filter((e) => e.status !== 'fixed').map((e) => e.id));
-  const missing = wrong.filter((id) => !onList.has(id));
+  const missing = stillWrong.filter((id) => !onList.has(id));
   if (missing.length > 0) {
     breaks.push({
       rule: 'wrong-not-difficult',
-      message: `PASSED with wrong cases needs each on the difficult list: ${missing.join(', ')}`,
+      message: basis && basis !== run
+        ? `PASSED on ${basis.name}, the run of the prose the branch holds, needs each case wrong there on the difficult list: ${missing.join(', ')}`
+        : `PASSED with wrong cases needs each on the difficult list: ${missing.join(', ')}`,
       fix: missing.map((id) => `git tune difficult add ${id} --why wrong`).join(' && '),
+      ids: missing,
     });
   }
   return breaks;

@@ -9,7 +9,7 @@ import { refusal, type Refusal } from './refusal.js';
  * Which run `git tune run` (or `final`) starts or resumes, and whether the
  * budget lets it: decided from the state and `next`'s step (docs/method.md#halves, docs/contracts.md).
  */
-const RUN_KINDS = new Set(['run', 'resume', 'confirm', 'mem-run', 'void-rerun']);
+const RUN_KINDS = new Set(['run', 'resume', 'confirm', 'mem-run', 'void-rerun', 'rerun']);
 
 export interface DueRun {
   name: string;

@@ -49,9 +49,15 @@ export type StepData =
       stopped: string | null;
       tokens: number;
       costUsd: number;
+      /** The prose the run ran (`proseDigest`, src/app/prose.ts): absent in histories written before it was recorded. */
+      prose?: string;
     }
   | { step: 'run-stop'; run: string; reason: string; tokens: number; costUsd: number }
-  | { step: 'grade'; run: string; verdict: Verdict; wrong: string[]; review: boolean; keep?: Keep; heldOut?: Score }
+  | {
+      step: 'grade'; run: string; verdict: Verdict; wrong: string[]; review: boolean; keep?: Keep; heldOut?: Score;
+      /** The prose the branch holds once this grade (and the reverts before it) is recorded: a half passes on a run of it (docs/method.md#noise). */
+      prose?: string;
+    }
   | {
       /** The original prose (the init commit's) run on the selection and the held-out set (docs/held-out.md). */
       step: 'baseline';
@@ -152,6 +158,7 @@ function stepTrailers(step: Step): Trailer[] {
       );
       if (step.void !== null) t.push(['Tune-Void', oneLine(step.void)]);
       if (step.stopped !== null) t.push(['Tune-Stopped', oneLine(step.stopped)]);
+      if (step.prose !== undefined) t.push(['Tune-Prose', step.prose]);
       break;
     case 'run-stop':
       t.push(
@@ -173,6 +180,7 @@ function stepTrailers(step: Step): Trailer[] {
         t.push(['Tune-Keep-Why', oneLine(step.keep.why)], ['Tune-Kept-By', oneLine(step.keep.by)]);
       }
       if (step.heldOut) t.push(['Tune-Held-Out-Score', formatScore(step.heldOut)]);
+      if (step.prose !== undefined) t.push(['Tune-Prose', step.prose]);
       break;
     case 'baseline':
       t.push(['Tune-Baseline-Of', step.init], ['Tune-Selection-Score', formatScore(step.selection)]);
@@ -351,18 +359,20 @@ function stepOf(trailers: readonly Trailer[]): Step | null {
       return run === undefined ? null : { tuning, difficult, step: 'run-plan', run };
     case 'run-start':
       return run === undefined ? null : { tuning, difficult, step: 'run-start', run, concurrency: num('tune-concurrency') ?? 1 };
-    case 'run':
-      return run === undefined
-        ? null
-        : {
-            tuning, difficult, step: 'run', run,
-            concurrency: num('tune-concurrency') ?? 1,
-            cases: num('tune-cases') ?? 0,
-            void: get('tune-void') ?? null,
-            stopped: get('tune-stopped') ?? null,
-            tokens: num('tune-tokens') ?? 0,
-            costUsd: num('tune-cost-usd') ?? 0,
-          };
+    case 'run': {
+      if (run === undefined) return null;
+      const prose = get('tune-prose');
+      return {
+        tuning, difficult, step: 'run', run,
+        concurrency: num('tune-concurrency') ?? 1,
+        cases: num('tune-cases') ?? 0,
+        void: get('tune-void') ?? null,
+        stopped: get('tune-stopped') ?? null,
+        tokens: num('tune-tokens') ?? 0,
+        costUsd: num('tune-cost-usd') ?? 0,
+        ...(prose !== undefined ? { prose } : {}),
+      };
+    }
     case 'run-stop':
       return run === undefined
         ? null
@@ -375,11 +385,13 @@ function stepOf(trailers: readonly Trailer[]): Step | null {
       if (run === undefined || !(VERDICTS as readonly string[]).includes(verdict ?? '')) return null;
       const kept = trailerValues(trailers, 'Tune-Keep');
       const heldOut = parseScore(get('tune-held-out-score'));
+      const prose = get('tune-prose');
       return {
         tuning, difficult, step: 'grade', run, verdict: verdict as Verdict,
         wrong: parseIds(get('tune-wrong')), review: get('tune-review') === 'yes',
         ...(kept.length > 0 ? { keep: { edits: kept, why: get('tune-keep-why') ?? '', by: get('tune-kept-by') ?? '' } } : {}),
         ...(heldOut ? { heldOut } : {}),
+        ...(prose !== undefined ? { prose } : {}),
       };
     }
     case 'baseline': {

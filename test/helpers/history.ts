@@ -30,6 +30,8 @@ export interface FinishOptions {
   stopped?: string | null;
   tokens?: number;
   costUsd?: number;
+  /** The prose the run ran (`Tune-Prose`). */
+  prose?: string;
 }
 
 export interface GradeOptions {
@@ -37,6 +39,8 @@ export interface GradeOptions {
   difficult?: DifficultChange[];
   /** Unconfirmed edits the grade keeps on purpose (`git tune grade --keep`). */
   keep?: Keep;
+  /** The prose the branch holds after the grade (`Tune-Prose`). */
+  prose?: string;
 }
 
 export class History {
@@ -103,6 +107,7 @@ export class History {
       step: 'run', run, concurrency: opts.concurrency ?? 8, cases: 0,
       void: opts.void ?? null, stopped: opts.stopped ?? null,
       tokens: opts.tokens ?? 1000, costUsd: opts.costUsd ?? 0.01,
+      ...(opts.prose !== undefined ? { prose: opts.prose } : {}),
     });
   }
 
@@ -112,7 +117,7 @@ export class History {
   }
 
   grade(run: string, verdict: Verdict, wrong: string[] = [], opts: GradeOptions = {}): string {
-    return this.step({ step: 'grade', run, verdict, wrong, review: opts.review ?? true, ...(opts.keep ? { keep: opts.keep } : {}) }, opts.difficult);
+    return this.step({ step: 'grade', run, verdict, wrong, review: opts.review ?? true, ...(opts.keep ? { keep: opts.keep } : {}), ...(opts.prose !== undefined ? { prose: opts.prose } : {}) }, opts.difficult);
   }
 
   /** start + finish + grade, the usual shape of one run. */

@@ -423,6 +423,17 @@ describe('next: every kind', () => {
     'final-failed': () => next(batchOneDone().ran('final-check', 'FAILED', ['a'])),
     'stop-batch': () => next(fourRunsNoPass(['a', 'b'])),
     edit: () => next(planned().ran(nomem(1, 1), 'PROGRESS', ['a'])),
+    rerun: () => {
+      // A grade reverted what its run tried, and the half passed on prose no run of it ran (test/unit/basis.test.ts).
+      const h = planned();
+      h.ran(nomem(1, 1), 'NO CHANGE', ['a'], { prose: 'P0' });
+      const e = h.edit(nomem(1, 1));
+      h.start(nomem(1, 2));
+      h.finish(nomem(1, 2), { prose: 'P1' });
+      h.revert(e);
+      h.grade(nomem(1, 2), 'PASSED', [], { prose: 'P2' });
+      return next(h);
+    },
     repair: () => {
       // The run commit amended with a message of one's own: its files, no trailers (src/core/rewritten.ts).
       const h = planned();

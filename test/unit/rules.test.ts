@@ -147,6 +147,7 @@ describe('PASSED rules (docs/method.md#grading)', () => {
           rule: 'wrong-not-difficult',
           message: 'PASSED with wrong cases needs each on the difficult list: c',
           fix: 'git tune difficult add c --why wrong',
+          ids: ['c'],
         },
       ]);
     });
