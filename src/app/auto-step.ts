@@ -12,6 +12,7 @@ import { caseOnlyCases, EDITOR_IDLE_WHY, halfEndsSinceLastEdit, idleHalvesBefore
 import { VOID_FLOOR, type NextStep } from '../core/next.js';
 import { passedRuleBreaks, type RuleBreak } from '../core/rules.js';
 import { EXIT, TuneError, type ExitCode } from '../errors.js';
+import { interruptedStop } from '../core/run-stop.js';
 import type { Env } from '../git/identity.js';
 import { diskFullError } from '../git/disk-full.js';
 import type { CaseEvent } from '../run/progress.js';
@@ -140,7 +141,7 @@ function memoryLine(outcome: MemoryOutcome): string {
 function runLine(outcome: RunOutcome): string {
   const r = outcome.results;
   const count = (f: (x: CaseResult) => boolean) => r.filter(f).length;
-  const head = outcome.finished ? `${outcome.run}: ${outcome.void ? `VOID (${outcome.void})` : 'finished'}` : `${outcome.run}: stopped (${outcome.stopped}) after ${r.length} cases`;
+  const head = outcome.finished ? `${outcome.run}: ${outcome.void ? `VOID (${outcome.void})` : 'finished'}` : `${outcome.run}: stopped (${outcome.stopped?.text}) after ${r.length} cases`;
   return `${head}\n  ${count((x) => x.right === true)} right, ${count((x) => x.right === false)} wrong, ${count((x) => x.right === null && x.status !== 'void')} for the judge, ${count((x) => x.status === 'void')} void; ${r.reduce((s, x) => s + x.tokens, 0)} tokens${outcome.commit ? `\n  commit ${outcome.commit.slice(0, 7)}, tag ${outcome.tag ?? outcome.run}` : ''}`;
 }
 
@@ -171,10 +172,12 @@ async function runStep(tuning: Tuning, final: boolean, concurrency: number | und
   });
   ctx.detail(runLine(outcome));
   if (outcome.finished) return outcome.void ? { kind: 'void', run: outcome.run, reason: outcome.void } : { kind: 'done' };
-  const stopped = outcome.stopped ?? 'interrupted';
-  if (stopped.startsWith('sandbox')) return { kind: 'sandbox-down', run: outcome.run, reason: `${outcome.run} did not finish: ${stopped}` };
-  if (stopped.startsWith('budget')) return { kind: 'budget', reason: `${outcome.run} did not finish: ${stopped}` };
-  return { kind: 'interrupted', run: outcome.run };
+  const stopped = outcome.stopped ?? interruptedStop();
+  switch (stopped.kind) {
+    case 'sandbox': return { kind: 'sandbox-down', run: outcome.run, reason: `${outcome.run} did not finish: ${stopped.text}` };
+    case 'budget': return { kind: 'budget', reason: `${outcome.run} did not finish: ${stopped.text}` };
+    case 'interrupted': return { kind: 'interrupted', run: outcome.run };
+  }
 }
 
 /** A VOID run again at half its concurrency (at least VOID_FLOOR), the configured one lowered when it is higher (docs/method.md#next). */

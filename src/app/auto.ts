@@ -7,6 +7,7 @@ import { branchName, branchRef } from '../core/names.js';
 import { configPath, localPath, tuningDir } from '../core/paths.js';
 import type { NextStep } from '../core/next.js';
 import { EXIT, usageError, type ExitCode } from '../errors.js';
+import { stoppedForBudget } from '../core/run-stop.js';
 import { diskFullError } from '../git/disk-full.js';
 import type { Env } from '../git/identity.js';
 import { withDriverLock } from '../git/lock-owner.js';
@@ -190,7 +191,7 @@ async function driveTuning(repo: GitRepo, opts: AutoOptions, name: string): Prom
     const after = nextFor(now);
     if (after.kind === 'final-failed') return finish('final-failed', after.message, EXIT.notVerified);
     const budget = after.notes.find((n) => n.includes('budget spent'))
-      ?? (after.kind === 'resume' && now.state.runs.get(after.run!)?.stopped?.startsWith('budget') ? after.message : undefined);
+      ?? (after.kind === 'resume' && stoppedForBudget(now.state.runs.get(after.run!)?.stopped) ? after.message : undefined);
     if (outcome.kind === 'budget' || budget) return finish('over-budget', budget ?? (outcome.kind === 'budget' ? outcome.reason : ''), EXIT.history);
     if (outcome.kind === 'interrupted') return finish('interrupted', `${outcome.run} stopped; \`git tune auto\` carries on from here`, EXIT.interrupted);
     return finish('error', `${step.kind} failed (exit ${outcome.exitCode}): ${outcome.message}${outcome.hint ? ` (fix: ${outcome.hint})` : ''}`, outcome.exitCode);
@@ -229,7 +230,7 @@ async function driveTuning(repo: GitRepo, opts: AutoOptions, name: string): Prom
         return finish('void-floor', step.message, EXIT.history);
       case 'resume':
         // Raising the budget is the user's call, not auto's.
-        if (tuning.state.runs.get(step.run!)?.stopped?.startsWith('budget')) return finish('over-budget', step.message, EXIT.history);
+        if (stoppedForBudget(tuning.state.runs.get(step.run!)?.stopped)) return finish('over-budget', step.message, EXIT.history);
         break;
       case 'final':
         if (opts.until === 'final') return finish('until', 'stopped before the final check (--until final)', EXIT.ok);

@@ -6,8 +6,10 @@ import { caseVerdict } from '../core/findings.js';
 import { scoreOf } from '../core/held-out.js';
 import { baselineResultsPath } from '../core/paths.js';
 import { budgetRefusal } from '../core/run-due.js';
+import { interruptedStop, type RunStop } from '../core/run-stop.js';
+import { runStopError } from './run-stop.js';
 import type { Score } from '../core/steps.js';
-import { EXIT, historyError, TuneError, usageError } from '../errors.js';
+import { historyError, usageError } from '../errors.js';
 import { withToolLock } from '../git/lock-owner.js';
 import { resolveCommand } from '../run/presets/index.js';
 import { makeScratch, removeScratch } from '../run/scratch.js';
@@ -72,7 +74,7 @@ async function runBaselineLocked(opened: Tuning, opts: { concurrency?: number; h
   const store = new RunStore(tuning.repo.gitdir, tuning.name, `${BASELINE_RUN}.${init.slice(0, 12)}`);
   const stored = await store.load(ids);
   const tree = await makeScratch('baseline-tree');
-  let stopped: string | null;
+  let stopped: RunStop | null;
   try {
     await exportTree(tuning, init, tree);
     stopped = await runCasesKept(ids.filter((id) => !stored.has(id)).map((id) => cases.get(id)!), {
@@ -83,14 +85,7 @@ async function runBaselineLocked(opened: Tuning, opts: { concurrency?: number; h
     await removeScratch(tree);
   }
   if (ids.some((id) => !stored.has(id))) {
-    const why = stopped;
-    const sandbox = why?.startsWith('sandbox');
-    const budget = why?.startsWith('budget');
-    throw new TuneError(sandbox ? 'sandbox-down' : budget ? 'budget-spent' : 'interrupted',
-      `the baseline did not finish: ${why ?? 'interrupted'}; nothing was recorded`, {
-        exitCode: sandbox ? EXIT.runner : budget ? EXIT.history : EXIT.interrupted,
-        hint: 'git tune baseline   # finished cases are kept; the rest run',
-      });
+    throw runStopError(stopped ?? interruptedStop(), 'the baseline', 'git tune baseline   # finished cases are kept; the rest run', '; nothing was recorded');
   }
   const results: CaseResult[] = ids.map((id) => stored.get(id)!.result);
   const raw = new Map(ids.map((id) => [id, stored.get(id)!.rawResult]));

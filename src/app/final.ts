@@ -11,11 +11,13 @@ import { draftFindings } from '../core/findings.js';
 import { isVoidRun } from '../core/fold.js';
 import { branchName, FINAL_RUN, tagName, tagRef } from '../core/names.js';
 import { budgetRefusal } from '../core/run-due.js';
+import { interruptedStop, type RunStop } from '../core/run-stop.js';
+import { runStopError } from './run-stop.js';
 import {
   bestReceipt, formatShard, groupByTarget, mergeInSelectionOrder, selectionHash, shardCases, shardFolder, shardSetProblems,
   WHOLE, type Receipt, type Shard,
 } from '../core/shard.js';
-import { EXIT, historyError, TuneError, usageError } from '../errors.js';
+import { historyError, type TuneError, usageError } from '../errors.js';
 import type { Env } from '../git/identity.js';
 import { withToolLock } from '../git/lock-owner.js';
 import { diskFullPoint } from '../faults/enospc.js';
@@ -98,13 +100,8 @@ function runnerOf(tuning: Tuning): string[] {
 
 const machine = () => ({ platform: os.platform(), arch: os.arch(), cpus: os.cpus().length, node: process.version });
 
-function unfinished(stopped: string | null, rerun: string): TuneError {
-  const sandbox = stopped?.startsWith('sandbox');
-  const budget = stopped?.startsWith('budget');
-  return new TuneError(sandbox ? 'sandbox-down' : budget ? 'budget-spent' : 'interrupted', `the final check did not finish: ${stopped ?? 'interrupted'}`, {
-    exitCode: sandbox ? EXIT.runner : budget ? EXIT.history : EXIT.interrupted,
-    hint: `${rerun}   # finished cases are kept; the rest run`,
-  });
+function unfinished(stopped: RunStop | null, rerun: string): TuneError {
+  return runStopError(stopped ?? interruptedStop(), 'the final check', `${rerun}   # finished cases are kept; the rest run`);
 }
 
 /**

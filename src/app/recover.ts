@@ -3,9 +3,9 @@ import path from 'node:path';
 import { branchName, tagRef } from '../core/names.js';
 import { writeFileAtomic } from '../git/lockfile.js';
 import { removeDeadGitLocks, tryToolLock } from '../git/lock-owner.js';
-import { removeDeadTemps } from '../git/temp-files.js';
+import { deadLedgers, removeDeadTemps } from '../git/temp-files.js';
 import type { GitRepo } from '../git/types.js';
-import { localPath, localRoot, LOCKS_DIR } from '../core/paths.js';
+import { localPath, localRoot, LOCKS_DIR, TEMPS_DIR } from '../core/paths.js';
 
 /**
  * A step lands in several writes: objects, the branch (compare-and-swap), run
@@ -123,7 +123,7 @@ export async function finishInterruptedSteps(repo: GitRepo): Promise<string[]> {
   const temps = await sweepTemps(repo);
   if (temps.length > 0) out.push(`temporary files left by a git-tune that died were removed: ${temps.join(', ')}`);
   for (const name of names) {
-    if (name === LOCKS_DIR) continue;
+    if (name.startsWith('.')) continue; // .locks, .temps: beside the tunings, never one
     const journal = await readJournal(repo, name);
     const leftover = await finishedRunStores(repo, name);
     if (!journal && leftover.length === 0) continue;
@@ -142,29 +142,48 @@ const swept = new Set<string>();
 
 /**
  * Removes the temporary files (`*.tmp-<pid>-…`, src/git/temp-files.ts) a
- * dead git-tune left where it writes: under `.tune/`, `.git/tune/`, beside
- * `.git/index` and HEAD, and beside the files of an unfinished step (prose
- * anywhere in the tree); once per process and repository. Returns them,
+ * dead git-tune left, where it may have left them: the folders the ledgers
+ * of dead processes name, the files of an unfinished step (prose anywhere in
+ * the tree), and the few fixed folders of git's and the tool's locks (`.git`,
+ * the index's folder, `.git/tune/.locks`, `.git/tune/<name>/`). Nothing is
+ * searched, so the cost does not grow with the history. A clone whose
+ * ledger folder does not exist yet (written by a version before ledgers) is
+ * walked once. Once per process and repository; returns the files removed,
  * relative to the working tree.
  */
 async function sweepTemps(repo: GitRepo): Promise<string[]> {
   if (swept.has(repo.gitdir)) return [];
   swept.add(repo.gitdir);
-  const dirs = [
-    { dir: path.join(repo.dir, '.tune'), recursive: true },
-    { dir: localRoot(repo.gitdir), recursive: true },
-    { dir: repo.gitdir, recursive: false },
-  ];
-  if (repo.indexDir && repo.indexDir !== repo.gitdir) dirs.push({ dir: repo.indexDir, recursive: false });
-  const names = await fs.readdir(localRoot(repo.gitdir)).catch(() => [] as string[]);
+  const root = localRoot(repo.gitdir);
+  const within = [repo.dir, repo.gitdir, ...(repo.indexDir ? [repo.indexDir] : [])];
+  const dead = await deadLedgers(repo.gitdir, within);
+  const dirs = [...dead.dirs, repo.gitdir, path.join(root, LOCKS_DIR)];
+  if (repo.indexDir && repo.indexDir !== repo.gitdir) dirs.push(repo.indexDir);
+  const names = await fs.readdir(root).catch(() => [] as string[]);
   for (const name of names) {
-    const journal = name === LOCKS_DIR ? null : await readJournal(repo, name);
-    for (const file of journal?.paths ?? []) {
-      if (!file.startsWith('.tune/')) dirs.push({ dir: path.dirname(path.join(repo.dir, file)), recursive: false });
-    }
+    if (name.startsWith('.')) continue;
+    dirs.push(path.join(root, name));
+    const journal = await readJournal(repo, name);
+    for (const file of journal?.paths ?? []) dirs.push(path.dirname(path.join(repo.dir, file)));
   }
-  const removed = await removeDeadTemps(dirs);
+  const walked = names.includes(TEMPS_DIR) ? [] : await foldersBelow([path.join(repo.dir, '.tune'), root]);
+  const removed = await removeDeadTemps([...dirs, ...walked]);
+  for (const ledger of dead.ledgers) await fs.rm(ledger, { force: true });
+  if (walked.length > 0 || !names.includes(TEMPS_DIR)) await fs.mkdir(path.join(root, TEMPS_DIR), { recursive: true }).catch(() => undefined);
   return removed.map((f) => path.relative(repo.dir, f).split(path.sep).join('/'));
+}
+
+/** Every folder under `roots` (the one walk, for a clone from before the ledgers). */
+async function foldersBelow(roots: readonly string[]): Promise<string[]> {
+  const out: string[] = [];
+  const walk = async (dir: string): Promise<void> => {
+    const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => null);
+    if (!entries) return;
+    out.push(dir);
+    for (const e of entries) if (e.isDirectory()) await walk(path.join(dir, e.name));
+  };
+  for (const r of roots) await walk(r);
+  return out;
 }
 
 /**

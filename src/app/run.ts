@@ -9,6 +9,7 @@ import type { CaseResult, MemoryWrite, RunMeta } from '../contracts/result.js';
 import { batchCases, batchNumbered, latestGradedRun } from '../core/fold.js';
 import { parseRunName, tagName, tagRef } from '../core/names.js';
 import type { NextStep } from '../core/next.js';
+import { budgetStop, interruptedStop, sandboxStop, type RunStop } from '../core/run-stop.js';
 import { budgetLeft, budgetRefusal, dueRun, spentBeforeRun, unconfirmedEditsRefusal, type DueRun } from '../core/run-due.js';
 import { localPath, memoryPath, RUN_FILES, runFilePath } from '../core/paths.js';
 import { historyError, usageError } from '../errors.js';
@@ -65,7 +66,8 @@ export interface RunOutcome {
   finished: boolean;
   results: CaseResult[];
   void: string | null;
-  stopped: string | null;
+  /** Why the run stopped before every case ran (null: it finished). */
+  stopped: RunStop | null;
   commit: string | null;
   /** The run's tag, whole (`tune/<name>/<run>`), once committed. */
   tag: string | null;
@@ -188,10 +190,10 @@ export interface KeptCases {
  * prose and runs again once the sandbox is back); stops launching on a
  * downed sandbox, a spent budget or a signal, and says which (null: all ran).
  */
-export async function runCasesKept(cases: readonly Case[], k: KeptCases, ctx: RunContext): Promise<string | null> {
+export async function runCasesKept(cases: readonly Case[], k: KeptCases, ctx: RunContext): Promise<RunStop | null> {
   const scratch = await makeScratch(k.name);
   const progress = createProgress(k.name, k.total, k.total - cases.length, ctx.err, ctx.isTTY, ctx.onCase);
-  let stopped: string | null = null;
+  let stopped: RunStop | null = null;
   // A full disk (our own write of a case, or the runner's): no new case starts, the running ones end unkept, and it is thrown once they have.
   let diskFull: unknown = null;
   let runnerSaid: string | null = null;
@@ -207,7 +209,7 @@ export async function runCasesKept(cases: readonly Case[], k: KeptCases, ctx: Ru
       running.tokens += outcome.result.tokens;
       running.costUsd += outcome.result.costUsd;
       if (outcome.result.sandboxDown) {
-        stopped ??= `sandbox down: ${outcome.result.sandboxDown}`;
+        stopped ??= sandboxStop(outcome.result.sandboxDown);
         return;
       }
       if (outcome.diskFull || diskFull !== null) {
@@ -223,7 +225,8 @@ export async function runCasesKept(cases: readonly Case[], k: KeptCases, ctx: Ru
         return;
       }
       k.stored.set(item.id, { result: outcome.result, writes: outcome.writes, rawResult: outcome.rawResult });
-      stopped ??= budgetLeft(k.config.budget, running);
+      const spent = budgetLeft(k.config.budget, running);
+      if (spent !== null) stopped ??= budgetStop(spent);
     }, () => stopped !== null || diskFull !== null || ctx.interrupted.value || (ctx.stop?.() ?? false));
     if (diskFull !== null) throw diskFullError(diskFull, k.root, runnerSaid ? [runnerSaid] : []) ?? diskFull;
   } finally {
@@ -238,7 +241,7 @@ export async function runCasesKept(cases: readonly Case[], k: KeptCases, ctx: Ru
  * ends; stops launching on a downed sandbox, a spent budget or a signal. The
  * prose a runner changed is put back. Writes no commit.
  */
-export async function runCasePool(tuning: Tuning, pool: CasePool, ctx: RunContext): Promise<{ stopped: string | null; touched: string[] }> {
+export async function runCasePool(tuning: Tuning, pool: CasePool, ctx: RunContext): Promise<{ stopped: RunStop | null; touched: string[] }> {
   const { config, target, concurrency } = pool.preflight;
   const stopped = await runCasesKept(pool.cases, {
     root: tuning.repo.dir, name: pool.name, config, target, memory: await memoryFor(tuning, pool.name), concurrency,
@@ -375,12 +378,12 @@ async function runDueLocked(opened: Tuning, opts: RunOptions, ctx: RunContext): 
     if (stopped) {
       const runUsage = results.reduce((acc, r) => ({ tokens: acc.tokens + r.tokens, costUsd: acc.costUsd + r.costUsd }), { tokens: 0, costUsd: 0 });
       await commitStep(targetOf(tuning), {
-        step: { step: 'run-stop', tuning: tuning.name, run: name, reason: stopped, tokens: runUsage.tokens, costUsd: runUsage.costUsd, difficult: [] },
-        subject: `tune(${tuning.name}): ${name} stopped after ${results.length} of ${ids.length} cases (${stopped})`,
+        step: { step: 'run-stop', tuning: tuning.name, run: name, reason: stopped.text, tokens: runUsage.tokens, costUsd: runUsage.costUsd, difficult: [] },
+        subject: `tune(${tuning.name}): ${name} stopped after ${results.length} of ${ids.length} cases (${stopped.text})`,
         changes: new Map(),
       }, { env: ctx.env, now: ctx.clock() });
     }
-    return { run: name, finished: false, results, void: null, stopped: stopped ?? 'interrupted', commit: null, tag: null };
+    return { run: name, finished: false, results, void: null, stopped: stopped ?? interruptedStop(), commit: null, tag: null };
   }
 
   const writes: Record<string, MemoryWrite[]> = {};

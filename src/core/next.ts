@@ -1,4 +1,5 @@
 import type { Complexity } from '../contracts/dataset.js';
+import { stoppedForBudget } from './run-stop.js';
 import type { Config } from '../contracts/config.js';
 import { missingConfig } from '../contracts/values.js';
 import { basisRun, revertedAfter } from './basis.js';
@@ -342,7 +343,7 @@ export function unconfirmedEdits(state: TuningState): EditState[] {
 /** A started run without its run commit: crashed, stopped for the budget, or its sandbox went down. */
 function resumeStep(run: RunState, config: Config, command: string): Draft {
   const base = { kind: 'resume' as const, ...where(run) };
-  if (run.stopped?.startsWith('budget')) {
+  if (stoppedForBudget(run.stopped)) {
     const { maxCostUsd, maxTokens } = config.budget;
     const raise = maxCostUsd !== null
       ? `git tune config set budget.maxCostUsd ${Number((maxCostUsd * 2).toFixed(2))}`

@@ -67,6 +67,8 @@ export const memoryPath = (dir: string, which: MemoryTreeName) => `${dir}/${MEMO
 
 /** `<gitdir>/tune/.locks`: who holds git's lock files (beside the tunings' folders, never a tuning's name). */
 export const LOCKS_DIR = '.locks';
+/** `<gitdir>/tune/.temps`: one ledger per process of the folders it makes temporary files in (src/git/temp-files.ts). */
+export const TEMPS_DIR = '.temps';
 
 /** `<gitdir>/tune`: the local state of every tuning of this clone. */
 export const localRoot = (gitdir: string) => path.join(gitdir, 'tune');

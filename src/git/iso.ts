@@ -3,7 +3,7 @@ import nodeFs from 'node:fs';
 import path from 'node:path';
 import git from 'isomorphic-git';
 import { compareAndSwapRef, readRefValue, withIndexLock, writeFileAtomic } from './lockfile.js';
-import { tempFileFor } from './temp-files.js';
+import { recordTempsOf, tempFileFor } from './temp-files.js';
 import { diskFullPoint } from '../faults/enospc.js';
 import type { Env } from './identity.js';
 import { NativeCommands } from './native-commands.js';
@@ -46,6 +46,7 @@ export class IsoGitRepo extends NativeCommands implements GitRepo {
 
   constructor(readonly dir: string, readonly gitdir: string) {
     super();
+    recordTempsOf(this);
   }
 
   /**

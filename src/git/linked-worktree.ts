@@ -3,6 +3,7 @@ import path from 'node:path';
 import { usageError } from '../errors.js';
 import type { Env } from './identity.js';
 import { runGit } from './native.js';
+import { recordTempsOf } from './temp-files.js';
 import { NativeGitRepo } from './native-repo.js';
 import type { GitRepo } from './types.js';
 
@@ -78,6 +79,7 @@ class LinkedWorktreeRepo implements GitRepo {
     this.gitdir = main.gitdir;
     this.indexDir = tree.gitdir;
     this.backend = main.backend;
+    recordTempsOf(this);
   }
 
   resolveRef(ref: string) { return ref === 'HEAD' ? this.tree.headRef().then((r) => (r ? this.main.resolveRef(r) : null)) : this.main.resolveRef(ref); }

@@ -9,7 +9,7 @@ import { singleQuoted } from '../core/argv.js';
 import { TuneError, EXIT, conflictError } from '../errors.js';
 import { readRefValue, withIndexLock, writeFileAtomic } from './lockfile.js';
 import { isSpaceError } from './disk-full.js';
-import { tempFileFor } from './temp-files.js';
+import { recordTempsOf, tempFileFor } from './temp-files.js';
 import { diskFullPoint } from '../faults/enospc.js';
 import type { Env } from './identity.js';
 import { NativeCommands } from './native-commands.js';
@@ -364,6 +364,7 @@ export class NativeGitRepo extends NativeCommands implements GitRepo {
 
   constructor(readonly dir: string, readonly gitdir: string) {
     super();
+    recordTempsOf(this);
   }
 
   private get base(): string[] {

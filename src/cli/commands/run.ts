@@ -1,7 +1,9 @@
 import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import type { RunOutcome } from '../../app/run.js';
 import { DryRun } from '../../app/dry-run.js';
-import { EXIT, TuneError, usageError } from '../../errors.js';
+import { usageError } from '../../errors.js';
+import { interruptedStop } from '../../core/run-stop.js';
+import { runStopError } from '../../app/run-stop.js';
 import { act, dryRunOpt, json } from '../command.js';
 import type { CommandIO } from '../io.js';
 import { printDone } from './next.js';
@@ -44,7 +46,7 @@ function summary(outcome: RunOutcome): string {
   const cost = r.reduce((s, x) => s + x.costUsd, 0);
   const head = outcome.finished
     ? `${outcome.run}: ${outcome.void ? `VOID (${outcome.void})` : 'finished'}`
-    : `${outcome.run}: stopped (${outcome.stopped}) after ${r.length} cases`;
+    : `${outcome.run}: stopped (${outcome.stopped?.text}) after ${r.length} cases`;
   return `${head}\n  ${right} right, ${wrong} wrong, ${unknown} for the judge, ${voids} void; ${tokens} tokens, $${cost.toFixed(4)}${outcome.commit ? `\n  commit ${outcome.commit.slice(0, 7)}, tag ${outcome.tag ?? outcome.run}` : ''}`;
 }
 
@@ -67,11 +69,6 @@ export async function go(io: CommandIO, opts: RunCommandOptions, final: boolean)
   }
   const after = await printDone(io, opts, outcome, [summary(outcome)]);
   if (!outcome.finished) {
-    const sandbox = outcome.stopped?.startsWith('sandbox');
-    throw new TuneError(sandbox ? 'sandbox-down' : outcome.stopped?.startsWith('budget') ? 'budget-spent' : 'interrupted',
-      `${outcome.run} did not finish: ${outcome.stopped}`, {
-        exitCode: sandbox ? EXIT.runner : outcome.stopped === 'interrupted' ? EXIT.interrupted : EXIT.history,
-        hint: after.command ?? undefined,
-      });
+    throw runStopError(outcome.stopped ?? interruptedStop(), outcome.run, after.command ?? undefined);
   }
 }
