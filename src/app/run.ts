@@ -23,6 +23,7 @@ import type { MemoryFile } from '../run/memory.js';
 import { runPool } from '../run/pool.js';
 import { resolveCommand } from '../run/presets/index.js';
 import { createProgress, type CaseEvent } from '../run/progress.js';
+import { createNotices } from '../run/notices.js';
 import { killAll } from '../run/process.js';
 import { makeScratch, removeScratch } from '../run/scratch.js';
 import { RunStore, type StoredCase } from '../run/store.js';
@@ -198,6 +199,8 @@ export async function runCasesKept(cases: readonly Case[], k: KeptCases, ctx: Ru
   let diskFull: unknown = null;
   let runnerSaid: string | null = null;
   const running = { ...k.usedBefore };
+  // A preset's notices (no price known, retries) reach the terminal once per run, not only each case's log.
+  const notices = createNotices('runner', ctx.err);
   try {
     await runPool(cases, k.concurrency, async (item) => {
       progress.started(item.id);
@@ -206,6 +209,7 @@ export async function runCasesKept(cases: readonly Case[], k: KeptCases, ctx: Ru
         scratch, logDir: k.store.logDir, env: ctx.env, now: ctx.clock,
       }, item);
       progress.finished(outcome.result);
+      await notices.add(outcome.stderrFile, item.id);
       running.tokens += outcome.result.tokens;
       running.costUsd += outcome.result.costUsd;
       if (outcome.result.sandboxDown) {
@@ -231,6 +235,7 @@ export async function runCasesKept(cases: readonly Case[], k: KeptCases, ctx: Ru
     if (diskFull !== null) throw diskFullError(diskFull, k.root, runnerSaid ? [runnerSaid] : []) ?? diskFull;
   } finally {
     progress.done();
+    notices.end();
     await removeScratch(scratch);
   }
   return stopped;
