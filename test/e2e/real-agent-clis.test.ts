@@ -5,7 +5,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installCli, realClis, type RealCli } from '../helpers/agent-clis.js';
 import { codexProviderArgs, startAgentModelServer, type AgentModelServer } from '../helpers/agent-model-server.js';
-import { ROOT } from '../helpers/cli.js';
+import { ROOT, tuneAsync, tuneOk } from '../helpers/cli.js';
+import { startModelServer, type ModelServer } from '../helpers/model-server.js';
+import { TempRepo } from '../helpers/repo.js';
+import { stepCommits, yamlCases } from '../helpers/tuning.js';
 
 /**
  * The agent-CLI presets on the real Claude Code and Codex (pinned in
@@ -182,4 +185,59 @@ describe.runIf(realClis)('the real Claude Code and Codex as runner presets', () 
       expect(r.sent[0]!.text).toContain('context line\ncontext line');
     }
   });
+});
+
+/**
+ * `git tune auto` to done with each real CLI as runner and the other as
+ * editor (so both are exercised in both roles, in two tunings run side by
+ * side), the judge on the anthropic preset against the API loopback model
+ * (test/helpers/model-server.ts), which proposes the missing rule.
+ */
+describe.runIf(realClis).concurrent('git tune auto with the real CLIs as runner and editor', () => {
+  const repos: TempRepo[] = [];
+  let judge: ModelServer;
+  beforeAll(async () => {
+    judge = await startModelServer();
+  });
+  afterAll(async () => {
+    await judge?.close();
+    for (const r of repos) r.cleanup();
+  });
+
+  for (const [runner, editor] of [['claude-code', 'codex'], ['codex', 'claude-code']] as const) {
+    it(`${runner} as runner, ${editor} as editor: to done; the edit lands in the prose alone and changes.md says what it aims at`, async () => {
+      const prose = runner === 'claude-code' ? 'CLAUDE.md' : 'AGENTS.md';
+      const cases = [
+        { id: 'currency', class: 'billing', topic: 'currency', input: '-- which currency do you bill in?', expected: 'EUR' },
+        { id: 'refund', class: 'billing', topic: 'refund window', input: 'How long is the refund window?', expected: '30 days' },
+      ].map((c) => ({ ...c, complexity: 'simple', rubric: [{ id: 'r1', text: 'gives the right value' }], checks: [{ type: 'equals', value: c.expected }] }));
+      const repo = TempRepo.create({ [prose]: '# Shop\n\n- When asked about currency, answer: EUR\n', 'notes.txt': 'mine\n', 'cases.yaml': yamlCases(cases) });
+      repos.push(repo);
+      const env = {
+        HOME: userHome, ANTHROPIC_BASE_URL: server.anthropicBase, ANTHROPIC_API_KEY: 'sk-test-key', TEST_MODEL_KEY: 'sk-test-key',
+        JUDGE_BASE_URL: judge.anthropicBase, JUDGE_KEY: 'sk-judge',
+      };
+      const cliRole = (cli: RealCli) => JSON.stringify({ preset: cli, options: { bin: bins[cli], args: cli === 'codex' ? codexProviderArgs(server.responsesBase) : [], maxRetries: 1 } });
+      await tuneOk(repo, ['init', 'shop', '--prose', prose, '--runner', 'node none.js', '--dataset', 'cases.yaml', '--no-hooks'], env);
+      await tuneOk(repo, ['config', 'set', 'runner', cliRole(runner), 'editor', cliRole(editor),
+        'judge', JSON.stringify({ preset: 'anthropic', options: { model: 'claude-loop', baseUrlEnv: 'JUDGE_BASE_URL', apiKeyEnv: 'JUDGE_KEY', maxRetries: 1 } }),
+        'minBatch', '2', 'maxBatch', '2', 'recheck', '0', 'concurrency', '2', 'maxRuns', '3'], env);
+      const r = await tuneAsync(repo, ['auto'], env);
+      expect(r.code, `${r.stderr.slice(-3000)}\n${r.stdout}`).toBe(0);
+      expect(r.stdout).toMatch(/^shop: done/m);
+      const steps = stepCommits(repo, 'tune/shop');
+      const edits = steps.filter((s) => s.step === 'edit');
+      expect(edits.length).toBeGreaterThanOrEqual(1);
+      const edit = edits[0]!;
+      const files = repo.git('show', '--format=', '--name-only', edit.oid).trim().split('\n').sort();
+      expect(files.filter((f) => !f.startsWith('.tune/shop/') || f.endsWith('changes.md'))).toEqual([`.tune/shop/runs/${edit.run}/changes.md`, prose].sort());
+      const changes = repo.git('show', `${edit.oid}:.tune/shop/runs/${edit.run}/changes.md`);
+      expect(changes).toMatch(/^Aims: refund$/m);
+      // The editor also tried notes.txt: claude's permissions refused it; codex's change was put back and named.
+      if (editor === 'codex') expect(changes).toContain('Put back by git-tune: the editor also changed notes.txt');
+      expect(readFileSync(repo.path('notes.txt'), 'utf8')).toBe('mine\n');
+      expect(repo.git('show', `tune/shop:${prose}`)).toContain('- When asked about refund window, answer: 30 days\n');
+      repo.fsck();
+    }, 300_000);
+  }
 });
