@@ -73,6 +73,14 @@ export const cliOptionsSchema = z.strictObject({
   args: z.array(z.string()).default([]),
   /** Prices per model name, for a CLI whose output carries tokens but no cost. */
   prices: z.record(z.string(), modelPriceSchema).default({}),
+  /**
+   * Files or folders of your home the CLI may see, copied into each run's
+   * own home (e.g. `.claude/settings.json`, `.codex/config.toml`): a run is
+   * hermetic otherwise (docs/presets.md, Hermetic runs).
+   */
+  fromHome: z.array(z.string().min(1)).default([]),
+  /** Claude Code's own retries of a failed API call (CLAUDE_CODE_MAX_RETRIES; its default is 10). */
+  maxRetries: z.number().int().min(0).max(10).default(4),
 });
 export type CliOptions = z.infer<typeof cliOptionsSchema>;
 

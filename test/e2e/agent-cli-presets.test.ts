@@ -66,7 +66,8 @@ describe('runner presets claude-code and codex', () => {
     expect(result.usage).toEqual([{ model: 'claude-sonnet-4-5-20250929', inputTokens: 1000, outputTokens: 50, cachedTokens: 600, costUsd: 0.0123 }]);
     expect(result.error).toBeUndefined();
     expect(saved).toEqual(['fact-2.md', 'index.md']); // the write git-tune counts (it compares the folder before and after)
-    expect(args.slice(0, 5)).toEqual(['-p', 'where is my refund?', '--output-format', 'stream-json', '--verbose']);
+    expect(args.slice(0, 4)).toEqual(['-p', '--output-format', 'stream-json', '--verbose']);
+    expect(args.slice(-2)).toEqual(['--', 'where is my refund?']);
     expect(args[args.indexOf('--add-dir') + 1]).toBe(memory);
     expect(args[args.indexOf('--append-system-prompt') + 1]).toContain(`Your memory is the folder ${memory}.`);
     expect(args[args.indexOf('--allowedTools') + 1]).toBe(`Read,Glob,Grep,LS,Edit(/${memory}/**),Write(/${memory}/**)`);
@@ -83,6 +84,7 @@ describe('runner presets claude-code and codex', () => {
     expect(args.slice(0, 3)).toEqual(['exec', '--json', '--skip-git-repo-check']);
     expect(args.slice(3, 7)).toEqual(['--sandbox', 'workspace-write', '--add-dir', memory]);
     expect(args.at(-1)).toContain(`Your memory is the folder ${memory}.`);
+    expect(args.at(-2)).toBe('--');
     // No price for the model: tokens still counted, cost 0.
     expect(runCase('codex', {}).result.usage[0]).toMatchObject({ model: 'codex', inputTokens: 2000, costUsd: 0 });
   });
@@ -109,6 +111,7 @@ describe('runner presets claude-code and codex', () => {
     const claude = runCase('claude-code', {}, {}, {}, long);
     expect(claude.result.answer).toBe('so where is my refund? Answer politely.');
     expect(claude.args.slice(0, 2)).toEqual(['-p', '--output-format']);
+    expect(claude.args).not.toContain('--');
     const codex = runCase('codex', {}, {}, {}, long);
     expect(codex.result.answer).toBe('so where is my refund? Answer politely.');
     expect(codex.args.at(-1)).toBe('-');
@@ -149,7 +152,7 @@ describe('editor presets claude-code and codex', () => {
     expect(read('agents/memory-policy.md')).toBe('Save facts.\nOffer a refund.\n');
     expect(read('agents/prompt.md')).toBe('Answer politely.\n');
     expect(changes).toBe('# Refunds\n\nThe prompt now offers a refund.\n\nAims: b\n');
-    const prompt = args[args.indexOf('-p') + 1]!;
+    const prompt = args[args.indexOf('--') + 1]!;
     expect(prompt).toContain('b: never mentions a refund');
     expect(prompt).toContain('"change":"offer a refund"');
     expect(prompt).toContain('## Files you may change\n- agents/memory-policy.md\n- agents/prompt.md\n');

@@ -1,4 +1,6 @@
 import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { CliOptions, ModelPrice } from '../../contracts/presets.js';
 
@@ -29,14 +31,18 @@ export interface CliRun {
   memoryReads: number;
   /** The agent said it failed (claude's is_error, codex's turn.failed / error). */
   error?: string;
+  /** The HTTP status of the model API's refusal behind `error`, when the CLI says (claude's api_error_status; codex's message). */
+  apiStatus?: number;
 }
 
 export const defaultBin = (cli: AgentCli) => (cli === 'claude-code' ? 'claude' : 'codex');
 
-/** A CLI's arguments, and the prompt on its stdin when it is too long for one argument. */
+/** A CLI's arguments, the prompt on its stdin when it is too long for one argument, and the environment it runs in. */
 export interface CliCall {
   args: string[];
   stdin?: string;
+  /** Variables set over (or, when undefined, removed from) the preset's own environment. */
+  env?: Record<string, string | undefined>;
 }
 
 /**
@@ -49,12 +55,95 @@ export const onStdin = (prompt: string) => Buffer.byteLength(prompt) > PROMPT_AR
 
 /** The CLI run to its end; `spawnError` when it could not start at all (not installed, not executable). */
 export function runCli(bin: string, call: CliCall, cwd: string): { stdout: string; stderr: string; status: number | null; signal?: string | null; spawnError?: string } {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const [k, v] of Object.entries(call.env ?? {})) {
+    if (v === undefined) delete env[k];
+    else env[k] = v;
+  }
   const child = spawnSync(bin, call.args, {
-    cwd, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024,
+    cwd, env, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024,
     ...(call.stdin !== undefined ? { input: call.stdin, stdio: ['pipe', 'pipe', 'pipe'] } : { stdio: ['ignore', 'pipe', 'pipe'] }),
   });
   if (child.error) return { stdout: '', stderr: '', status: null, spawnError: child.error.message };
   return { stdout: child.stdout, stderr: child.stderr, status: child.status, signal: child.signal };
+}
+
+/** Each CLI's login, the one thing of the user's home a case's home gets unasked (a logged-in CLI stays logged in). */
+const LOGIN: Record<AgentCli, string> = { 'claude-code': '.claude/.credentials.json', codex: '.codex/auth.json' };
+
+/** Where a path of the user's home (`.claude/…`, `.codex/…`, anything else) really is: the CLIs' own config-dir variables win. */
+function userPath(rel: string): string {
+  const [top, ...rest] = rel.split('/');
+  if (top === '.claude' && process.env.CLAUDE_CONFIG_DIR) return path.join(process.env.CLAUDE_CONFIG_DIR, ...rest);
+  if (top === '.codex' && process.env.CODEX_HOME) return path.join(process.env.CODEX_HOME, ...rest);
+  return path.join(os.homedir(), rel);
+}
+
+/** A throwaway home for one CLI run, and the environment that points the CLI at it. */
+export interface CaseHome {
+  dir: string;
+  env: Record<string, string | undefined>;
+  /** Removes the home (call when the CLI is done). */
+  remove(): void;
+}
+
+/**
+ * A run hermetic from the user's setup: the CLI gets a home of its own,
+ * empty but for its login and the `fromHome` paths the user asked for (a
+ * file or folder of their home, copied to the same place), so neither the
+ * user's CLAUDE.md/AGENTS.md, settings, hooks, MCP servers, plugins, skills,
+ * sessions and history nor Claude Code's auto-memory reach a case, and
+ * nothing one case writes outside TUNE_MEMORY reaches the next (the home
+ * is removed after the run). The XDG folders and the CLIs' own config-dir
+ * variables (CLAUDE_CONFIG_DIR, CODEX_HOME) point into it; Claude Code's
+ * auto-memory, updater and non-essential traffic are off, its API retries
+ * bounded. Everything else of the environment (keys, base URLs, proxies)
+ * passes through.
+ */
+export function caseHome(cli: AgentCli, opts: Pick<CliOptions, 'fromHome' | 'maxRetries'>): CaseHome {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'git-tune-agent-home-'));
+  for (const rel of [LOGIN[cli], ...(opts.fromHome ?? [])]) {
+    const clean = path.normalize(rel.replace(/^~\//, ''));
+    if (path.isAbsolute(clean) || clean.startsWith('..')) throw new Error(`options.fromHome: "${rel}" is not a path inside your home (write it as .claude/settings.json)`);
+    const from = userPath(clean);
+    if (!existsSync(from)) {
+      if (rel === LOGIN[cli]) continue;
+      throw new Error(`options.fromHome: ${from} does not exist`);
+    }
+    mkdirSync(path.dirname(path.join(dir, clean)), { recursive: true });
+    cpSync(from, path.join(dir, clean), { recursive: true });
+  }
+  const claudeDir = path.join(dir, '.claude');
+  const codexDir = path.join(dir, '.codex');
+  mkdirSync(claudeDir, { recursive: true });
+  mkdirSync(codexDir, { recursive: true });
+  const env: Record<string, string | undefined> = {
+    HOME: dir, USERPROFILE: dir,
+    XDG_CONFIG_HOME: path.join(dir, '.config'), XDG_DATA_HOME: path.join(dir, '.local/share'),
+    XDG_STATE_HOME: path.join(dir, '.local/state'), XDG_CACHE_HOME: path.join(dir, '.cache'),
+    CLAUDE_CONFIG_DIR: claudeDir, CODEX_HOME: codexDir, CODEX_SQLITE_HOME: codexDir,
+  };
+  if (cli === 'claude-code') {
+    Object.assign(env, {
+      CLAUDE_CODE_DISABLE_AUTO_MEMORY: '1', DISABLE_AUTOUPDATER: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      CLAUDE_CODE_MAX_RETRIES: String(opts.maxRetries ?? 4),
+    });
+  }
+  return { dir, env, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * Whether a failure the CLI reported is the whole sandbox's (the key is
+ * refused: every later case fails the same way), passing (a rate limit or
+ * an overloaded server the CLI's own retries did not outlast: the case is
+ * VOID, run again later), or the case's own error.
+ */
+export function failureKind(run: Pick<CliRun, 'error' | 'apiStatus'>): 'down' | 'void' | 'error' | null {
+  if (run.error === undefined) return null;
+  const status = run.apiStatus;
+  if (status === 401 || status === 403) return 'down';
+  if (status === 408 || status === 429 || (status !== undefined && status >= 500)) return 'void';
+  return 'error';
 }
 
 /** The JSON objects of a JSONL stream (a single JSON document is one line too); null when a non-empty line is not JSON. */
@@ -124,9 +213,15 @@ export function readClaude(events: ReadonlyArray<Record<string, unknown>>, memor
   let toolCalls = 0;
   let memoryReads = 0;
   const messages = new Set<string>();
+  let apiStatus = typeof result.api_error_status === 'number' ? result.api_error_status : undefined;
   for (const event of events) {
     if (event.type !== 'assistant') continue;
     const message = obj(event.message);
+    // Claude Code's own "<synthetic>" message (an API error told as a reply) is no model call.
+    if (message.model === '<synthetic>') {
+      if (apiStatus === undefined && typeof event.api_error_status === 'number') apiStatus = event.api_error_status;
+      continue;
+    }
     if (typeof message.id === 'string') messages.add(message.id);
     for (const block of Array.isArray(message.content) ? message.content : []) {
       const b = obj(block);
@@ -159,11 +254,12 @@ export function readClaude(events: ReadonlyArray<Record<string, unknown>>, memor
   return {
     answer,
     usage,
-    // Each assistant message is one model call; with the json format only num_turns is there.
-    llmCalls: messages.size > 0 ? messages.size : Math.max(1, num(result.num_turns)),
+    // Each assistant message is one model call; with the json format only num_turns is there (and none answered an API error).
+    llmCalls: messages.size > 0 ? messages.size : apiStatus !== undefined ? 0 : Math.max(1, num(result.num_turns)),
     toolCalls,
     memoryReads,
     ...(result.is_error === true ? { error: answer || `the agent reported an error (${String(result.subtype ?? 'unknown')})` } : {}),
+    ...(result.is_error === true && apiStatus !== undefined ? { apiStatus } : {}),
   };
 }
 
@@ -213,6 +309,7 @@ export function readCodex(events: ReadonlyArray<Record<string, unknown>>, memory
   let outputTokens = 0;
   let failed: string | undefined;
   let error: string | undefined;
+  let apiStatus: number | undefined;
   for (const event of events) {
     if (event.type === 'item.completed') {
       const item = obj(event.item);
@@ -229,6 +326,8 @@ export function readCodex(events: ReadonlyArray<Record<string, unknown>>, memory
       outputTokens += num(u.output_tokens);
     } else if (event.type === 'turn.failed') {
       failed = String(obj(event.error).message ?? 'the turn failed');
+      const status = /\bstatus (\d{3})\b|\b(\d{3}) (?:Unauthorized|Forbidden|Too Many Requests)\b/.exec(failed);
+      if (status) apiStatus = Number(status[1] ?? status[2]);
     } else if (event.type === 'error') {
       error = String(event.message ?? 'codex reported an error');
     }
@@ -242,13 +341,22 @@ export function readCodex(events: ReadonlyArray<Record<string, unknown>>, memory
     memoryReads,
     // A top-level error event may be a retried stream (codex goes on): it fails the case only when no turn completed.
     ...(failed !== undefined ? { error: failed } : error !== undefined && turns === 0 ? { error } : {}),
+    ...(failed !== undefined && apiStatus !== undefined ? { apiStatus } : {}),
   };
 }
 
 /** What the agent is told about its memory (claude: appended to its system prompt; codex: before the input). */
 export function memoryNote(memoryDir: string): string {
+  let names: string[] = [];
+  try {
+    names = readdirSync(memoryDir).filter((f) => !f.startsWith('.')).sort();
+  } catch {
+    // No folder yet: nothing saved.
+  }
+  const listed = names.length === 0 ? 'It is empty so far.' : `Its files now: ${names.slice(0, 50).join(', ')}${names.length > 50 ? `, and ${names.length - 50} more` : ''}.`;
   return [
     `Your memory is the folder ${memoryDir}.`,
+    listed,
     'The files there are facts you saved while answering earlier requests: look there first when one may help.',
     'To remember a fact for later requests, save it there as a short markdown file (one fact a file, a name that says what it is).',
     'Do not save what is already there, and change no other file.',
@@ -264,13 +372,14 @@ export function runnerArgs(cli: AgentCli, input: string, memoryDir: string | nul
         '--allowedTools', ['Read', 'Glob', 'Grep', 'LS', `Edit(/${memoryDir}/**)`, `Write(/${memoryDir}/**)`].join(',')]
       : [];
     // stream-json (which needs --verbose with -p) shows each tool call; the last line is the same result json prints.
+    // The input comes last, after `--`: data whatever its first character (`--where`, a `- ` bullet).
     const big = onStdin(input);
-    return { args: ['-p', ...(big ? [] : [input]), '--output-format', 'stream-json', '--verbose', ...memory, ...args], ...(big ? { stdin: input } : {}) };
+    return { args: ['-p', '--output-format', 'stream-json', '--verbose', ...memory, ...args, ...(big ? [] : ['--', input])], ...(big ? { stdin: input } : {}) };
   }
   const prompt = memoryDir ? `${memoryNote(memoryDir)}\n\n${input}` : input;
   const big = onStdin(prompt);
   return {
-    args: ['exec', '--json', '--skip-git-repo-check', ...(memoryDir ? ['--sandbox', 'workspace-write', '--add-dir', memoryDir] : []), ...args, big ? '-' : prompt],
+    args: ['exec', '--json', '--skip-git-repo-check', ...(memoryDir ? ['--sandbox', 'workspace-write', '--add-dir', memoryDir] : []), ...args, ...(big ? ['-'] : ['--', prompt])],
     ...(big ? { stdin: prompt } : {}),
   };
 }

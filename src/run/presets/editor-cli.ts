@@ -2,7 +2,7 @@ import { existsSync, promises as fs, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { cliOptionsSchema } from '../../contracts/presets.js';
 import { matcher } from '../../core/glob.js';
-import { defaultBin, jsonLines, lastLines, onStdin, readClaude, readCodex, runCli, type AgentCli, type CliCall } from './agent-cli.js';
+import { caseHome, defaultBin, jsonLines, lastLines, onStdin, readClaude, readCodex, runCli, type AgentCli, type CliCall } from './agent-cli.js';
 import { env } from './common.js';
 
 /**
@@ -80,9 +80,9 @@ export function editorArgs(cli: AgentCli, prompt: string, root: string, globs: r
     // Permission rules: `//` starts an absolute path; globs as gitignore reads them.
     const may = [...globs.filter((g) => !g.startsWith('!')).map((g) => `/${path.join(root, g)}`), `/${changes}`];
     const allowed = ['Read', 'Glob', 'Grep', 'LS', ...may.flatMap((p) => [`Edit(${p})`, `Write(${p})`])];
-    return { args: ['-p', ...(big ? [] : [prompt]), '--output-format', 'stream-json', '--verbose', '--allowedTools', allowed.join(','), '--disallowedTools', 'Bash', ...args], ...stdin };
+    return { args: ['-p', '--output-format', 'stream-json', '--verbose', '--allowedTools', allowed.join(','), '--disallowedTools', 'Bash', ...args, ...(big ? [] : ['--', prompt])], ...stdin };
   }
-  return { args: ['exec', '--json', '--skip-git-repo-check', '--sandbox', 'workspace-write', '-C', root, ...args, big ? '-' : prompt], ...stdin };
+  return { args: ['exec', '--json', '--skip-git-repo-check', '--sandbox', 'workspace-write', '-C', root, ...args, ...(big ? ['-'] : ['--', prompt])], ...stdin };
 }
 
 /** The contents of files, to see which changed. */
@@ -115,7 +115,13 @@ async function main(): Promise<void> {
   const before = snapshot(root, files);
   const hadChanges = existsSync(changes) ? readFileSync(changes, 'utf8') : null;
   const bin = opts.bin ?? defaultBin(cli);
-  const child = runCli(bin, editorArgs(cli, prompt, root, globs, changes, opts.args), root);
+  const home = caseHome(cli, opts);
+  let child: ReturnType<typeof runCli>;
+  try {
+    child = runCli(bin, { ...editorArgs(cli, prompt, root, globs, changes, opts.args), env: home.env }, root);
+  } finally {
+    home.remove();
+  }
   if (child.spawnError) throw new Error(`${bin} could not start: ${child.spawnError} (install it, or name it with options.bin)`);
   const events = jsonLines(child.stdout);
   const run = events === null ? null : cli === 'claude-code' ? readClaude(events, null) : readCodex(events, null, opts);

@@ -1,5 +1,5 @@
 import { cliOptionsSchema } from '../../contracts/presets.js';
-import { defaultBin, jsonLines, lastLines, readClaude, readCodex, runCli, runnerArgs, type AgentCli } from './agent-cli.js';
+import { caseHome, defaultBin, failureKind, jsonLines, lastLines, readClaude, readCodex, runCli, runnerArgs, type AgentCli, type CaseHome } from './agent-cli.js';
 import { writeFileSync } from 'node:fs';
 import { oomLine } from '../../core/memory-fault.js';
 import { env, inputText, readCase, writeResult } from './common.js';
@@ -42,7 +42,19 @@ function main(): void {
   const memoryDir = process.env.TUNE_MEMORY || null;
   const bin = opts.bin ?? defaultBin(cli);
   const started = Date.now();
-  const child = runCli(bin, runnerArgs(cli, inputText(item.input), memoryDir, opts.args), env('TUNE_ROOT'));
+  let home: CaseHome;
+  try {
+    home = caseHome(cli, opts);
+  } catch (err) {
+    writeResult({ answer: null, sandboxDown: `the ${cli} preset could not make the case's home: ${(err as Error).message}` });
+    return;
+  }
+  let child: ReturnType<typeof runCli>;
+  try {
+    child = runCli(bin, { ...runnerArgs(cli, inputText(item.input), memoryDir, opts.args), env: home.env }, env('TUNE_ROOT'));
+  } finally {
+    home.remove();
+  }
   if (child.spawnError && /\b(ENOMEM|EAGAIN)\b/.test(child.spawnError)) {
     // No memory (or no process slot) to start it in: the machine's fault, not the prose's.
     writeResult({ answer: null, void: `out of memory: ${bin} could not start (${child.spawnError})` });
@@ -71,6 +83,17 @@ function main(): void {
     const why = run === null ? 'printed no JSON' : `printed JSON without its answer: ${run.unreadable}`;
     const err = lastLines(child.stderr) || lastLines(child.stdout, 1).slice(0, 200);
     writeResult({ answer: null, error: `${bin} ${why} (exit ${child.status})${err ? `: ${err}` : ''}`, durationMs: Date.now() - started });
+    return;
+  }
+  const kind = failureKind(run);
+  if (kind === 'down') {
+    // The key is refused: every later case would fail the same way (as for the API presets).
+    writeResult({ answer: null, sandboxDown: `${bin}: the model API refused the key (HTTP ${run.apiStatus}): ${run.error}`, durationMs: Date.now() - started });
+    return;
+  }
+  if (kind === 'void') {
+    // A rate limit or an overloaded API that outlasted the CLI's own retries: not the prose's fault, run it again later.
+    writeResult({ answer: null, void: `${bin}: the model API kept failing (HTTP ${run.apiStatus}) after the CLI's retries: ${run.error}`, durationMs: Date.now() - started });
     return;
   }
   writeResult({
