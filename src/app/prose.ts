@@ -3,27 +3,14 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { globBase, matcher } from '../core/glob.js';
 import type { FileChange, GitRepo, StoredBlob } from '../git/types.js';
+import { filesUnder } from '../run/files.js';
+
+const SKIP = new Set(['.git', 'node_modules']);
 
 /**
  * The prose files of a tuning (the `prose` and `memoryPolicy` globs) and
  * whether the working tree holds them exactly as committed.
  */
-async function walk(root: string, rel: string, out: string[]): Promise<void> {
-  let entries: import('node:fs').Dirent[];
-  try {
-    entries = await fs.readdir(path.join(root, rel), { withFileTypes: true });
-  } catch {
-    return;
-  }
-  for (const e of entries) {
-    const r = rel ? `${rel}/${e.name}` : e.name;
-    if (e.isDirectory()) {
-      if (e.name === '.git' || e.name === 'node_modules') continue;
-      await walk(root, r, out);
-    } else out.push(r);
-  }
-}
-
 /** Paths under the globs that differ between the working tree and `commit` (changed, added, deleted). */
 export async function uncommittedProse(repo: GitRepo, commit: string, globs: readonly string[]): Promise<string[]> {
   if (globs.length === 0) return [];
@@ -33,9 +20,7 @@ export async function uncommittedProse(repo: GitRepo, commit: string, globs: rea
   const onDisk = new Set<string>();
   for (const prefix of prefixes) {
     for (const f of await repo.listFiles(commit, prefix)) if (isProse(f.path)) committed.set(f.path, f.oid);
-    const found: string[] = [];
-    await walk(repo.dir, prefix, found);
-    for (const f of found) if (isProse(f)) onDisk.add(f);
+    for (const f of await filesUnder(repo.dir, prefix, { skip: SKIP, links: true })) if (isProse(f)) onDisk.add(f);
   }
   const dirty: string[] = [];
   for (const file of new Set([...committed.keys(), ...onDisk])) {

@@ -12,6 +12,7 @@ import { cutMarker, MAX_LOG_BYTES, readCapped, readHead, runProcess } from './pr
 import { oomCounts, oomDelta } from './oom.js';
 import { resolveCommand, type PresetScope } from './presets/index.js';
 import { isSpaceError, spaceFault } from '../git/disk-full.js';
+import { filesUnder } from './files.js';
 
 /**
  * One case of a run, start to end: private dirs, the runner process, its
@@ -117,24 +118,12 @@ export const MAX_KEPT_FILES = 100;
 /** Where the workspace files kept of a case wait for the logs ref. */
 export const keptWorkspaceDir = (logDir: string, id: string) => path.join(logDir, `${safeName(id)}.workspace`);
 
-/** Files under `dir`, relative, `/`-separated, sorted; symlinks are not followed. */
-export async function listFiles(dir: string, prefix = ''): Promise<string[]> {
-  const entries = await fs.readdir(path.join(dir, prefix), { withFileTypes: true }).catch(() => []);
-  const out: string[] = [];
-  for (const e of entries) {
-    const rel = prefix ? `${prefix}/${e.name}` : e.name;
-    if (e.isDirectory()) out.push(...(await listFiles(dir, rel)));
-    else if (e.isFile()) out.push(rel);
-  }
-  return out.sort();
-}
-
 /** The workspace files `runner.keep` names, copied for the logs ref as transcripts are (capped, redacted). */
 async function keepWorkspace(workspace: string, to: string, globs: readonly string[], secrets: readonly Secret[]): Promise<void> {
   await fs.rm(to, { recursive: true, force: true });
   if (globs.length === 0) return;
   const kept = matcher(globs);
-  const files = (await listFiles(workspace)).filter(kept).slice(0, MAX_KEPT_FILES);
+  const files = (await filesUnder(workspace)).filter(kept).slice(0, MAX_KEPT_FILES);
   for (const file of files) await keepCapped(path.join(workspace, file), path.join(to, file), secrets);
 }
 

@@ -6,7 +6,7 @@ import type { FileChange, GitRepo, StoredBlob } from '../git/types.js';
 import { formatMessage } from '../core/trailers.js';
 import { crashPoint } from '../faults/crash.js';
 import { diskFullPoint } from '../faults/enospc.js';
-import { listFiles } from './case.js';
+import { filesUnder } from './files.js';
 
 /**
  * Bulky per-case logs live on a ref of our own, `refs/tune-logs/<name>`, one
@@ -50,7 +50,7 @@ export async function writeRunLogs(
     if (l.rawResult !== null) changes.set(`${run}/${l.id}/result.json`, { content: l.rawResult });
     await add(`${run}/${l.id}/transcript.jsonl`, l.transcriptFile, false);
     if (l.workspaceDir) {
-      for (const file of await listFiles(l.workspaceDir)) await add(`${run}/${l.id}/workspace/${file}`, path.join(l.workspaceDir, file), true);
+      for (const file of await filesUnder(l.workspaceDir)) await add(`${run}/${l.id}/workspace/${file}`, path.join(l.workspaceDir, file), true);
     }
   }
   const oids = await repo.writeBlobFiles(files.map(([, file]) => file));
@@ -90,6 +90,6 @@ export async function readKeptFiles(repo: GitRepo, tuning: string, run: string, 
 /** The same for a run not finished yet: the files kept so far in its store. */
 export async function readKeptFilesIn(dir: string): Promise<Array<{ path: string; text: string }>> {
   const out: Array<{ path: string; text: string }> = [];
-  for (const file of await listFiles(dir)) out.push({ path: file, text: await fs.readFile(path.join(dir, file), 'utf8') });
+  for (const file of await filesUnder(dir)) out.push({ path: file, text: await fs.readFile(path.join(dir, file), 'utf8') });
   return out;
 }

@@ -4,6 +4,7 @@ import { cliOptionsSchema } from '../../contracts/presets.js';
 import { matcher } from '../../core/glob.js';
 import { caseHome, defaultBin, jsonLines, lastLines, onStdin, readClaude, readCodex, runCli, type AgentCli, type CliCall } from './agent-cli.js';
 import { env } from './common.js';
+import { filesUnder } from '../files.js';
 
 /**
  * Editor presets `claude-code` and `codex`: the agent CLI run once in the
@@ -26,18 +27,7 @@ const SKIP_DIRS = new Set(['.git', 'node_modules', '.tune']);
 /** The repository's files the globs match (the tool's own .tune/ never). */
 export async function filesMatching(root: string, globs: readonly string[]): Promise<string[]> {
   if (globs.length === 0) return [];
-  const matches = matcher(globs);
-  const out: string[] = [];
-  const walk = async (dir: string): Promise<void> => {
-    for (const entry of await fs.readdir(path.join(root, dir), { withFileTypes: true })) {
-      const rel = dir ? `${dir}/${entry.name}` : entry.name;
-      if (entry.isDirectory()) {
-        if (!SKIP_DIRS.has(entry.name)) await walk(rel);
-      } else if (entry.isFile() && matches(rel)) out.push(rel);
-    }
-  };
-  await walk('');
-  return out.sort();
+  return (await filesUnder(root, '', { skip: SKIP_DIRS })).filter(matcher(globs));
 }
 
 interface Proposal {

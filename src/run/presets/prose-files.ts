@@ -2,6 +2,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import * as z from 'zod';
 import { globBase, matcher } from '../../core/glob.js';
+import { filesUnder } from '../files.js';
 
 /**
  * The prose a preset program may read or edit: git-tune passes the tuning's
@@ -39,31 +40,6 @@ export function parseProseScope(raw: string | undefined): ProseScope {
 const SKIP_DIRS = new Set(['.git', 'node_modules', '.tune']);
 
 /**
- * The files (not links, not folders) under `root/base`, as paths relative to
- * `root`, never inside a folder named in `skip`. Unsorted; an unreadable
- * folder is left out.
- */
-export async function filesUnder(root: string, base: string, skip: ReadonlySet<string> = new Set()): Promise<string[]> {
-  const out: string[] = [];
-  const walk = async (rel: string): Promise<void> => {
-    let entries: import('node:fs').Dirent[];
-    try {
-      entries = await fs.readdir(path.join(root, rel), { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries) {
-      const r = rel ? `${rel}/${e.name}` : e.name;
-      if (e.isDirectory()) {
-        if (!skip.has(e.name)) await walk(r);
-      } else if (e.isFile()) out.push(r);
-    }
-  };
-  await walk(base);
-  return out;
-}
-
-/**
  * Repository-relative paths under `root` that any of the glob lists match
  * (the tuning's `prose` and `memoryPolicy`, each with its own negations),
  * sorted, never inside .git, node_modules or .tune.
@@ -74,7 +50,7 @@ export async function findProse(root: string, globLists: ReadonlyArray<readonly 
   const globs = globLists.flat();
   const found = new Set<string>();
   const walk = async (base: string) => {
-    for (const r of await filesUnder(root, base, SKIP_DIRS)) if (matches(r)) found.add(r);
+    for (const r of await filesUnder(root, base, { skip: SKIP_DIRS })) if (matches(r)) found.add(r);
   };
   const bases = [...new Set(globs.map(globBase).filter((b): b is string => b !== null))];
   // A base inside another is walked with it.

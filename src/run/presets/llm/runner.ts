@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { filesUnder } from '../prose-files.js';
+import { filesUnder } from '../../files.js';
 import { ModelError, type CallUsage, type ChatMessage, type Model, type ToolCall, type ToolSpec } from './types.js';
 
 /**
