@@ -195,7 +195,7 @@ describe('a config key that is not a setting', () => {
       expect({ ...error, details: [...error.details].sort() }).toEqual({
         code: 'bad-config',
         message: `${file} is not a valid config (2 problems)`,
-        hint: 'fix the lines listed, or set a key with `git tune config set <key> <value>`',
+        hint: `git log -p -1 -- ${file}   # the commit that changed it last; fix the lines listed (or put back what it changed), then commit ${file}`,
         details: [
           `${file} line ${at + 2}: field \`maxbatch\` is not a setting; did you mean \`maxBatch\`?`,
           `${file} line ${runner + 2}: field \`runner.timeoutSecs\` is not a setting; did you mean \`runner.timeoutSec\`?`,
