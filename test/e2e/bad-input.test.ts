@@ -84,7 +84,7 @@ describe.concurrent('a bad dataset is refused whole, every problem listed, nothi
     const { error } = JSON.parse(r.stdout);
     expect(error.code).toBe('bad-dataset');
     expect(error.message).toBe(`the dataset was refused: ${count} problem${count === 1 ? '' : 's'}; nothing was written`);
-    expect(error.hint).toBe('fix every problem listed and import again');
+    expect(error.hint).toBe('git tune dataset import <file|dir>   # again, once every problem listed is fixed (nothing was written)');
     expect(error.details).toHaveLength(count);
     // stderr lists the same problems, one `- ` line each.
     for (const d of error.details) expect(r.stderr).toContain(`\n  - ${d}\n`);

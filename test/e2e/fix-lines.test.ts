@@ -77,6 +77,8 @@ const SCENARIOS: Scenario[] = [
   { name: 'a preset that is not one', from: 'planned', command: 'git tune config set runner.preset nosuch --json', code: 'bad-config', exit: 2 },
   { name: 'review without its batch', from: 'planned', command: 'git tune review --json', code: 'no-batch', exit: 2 },
   { name: 'a dataset file that does not exist', from: 'planned', command: 'git tune dataset import nosuch.yaml --json', code: 'no-such-file', exit: 2 },
+  { name: 'a dataset that is refused', from: 'planned', setup: (r) => r.write({ 'bad.yaml': yamlCases([{ id: 'x', input: 'no class' }]) }), command: 'git tune dataset import bad.yaml --json', code: 'bad-dataset', exit: 2 },
+  { name: 'a step over uncommitted changes to a file it writes', from: 'planned', setup: (r) => r.write({ '.tune/desk/config.yaml': `${'# mine\n'}${r.git('show', 'HEAD:.tune/desk/config.yaml')}` }), command: 'git tune config set maxBatch 4 --json', code: 'dirty-file', exit: 2, then: 'git tune config set maxBatch 4' },
   { name: 'a run that does not exist', from: 'planned', command: 'git tune show nosuch-run --json', code: 'no-such-run', exit: 2 },
   { name: 'undo past the init step', from: 'planned', command: 'git tune undo 99 --json', code: 'undo-past-init', exit: 3 },
   { name: 'a bad concurrency', from: 'planned', command: 'git tune run --concurrency 0 --json', code: 'bad-concurrency', exit: 2 },
