@@ -143,7 +143,7 @@ export async function assertNotDirty(target: CommitTarget, commit: StepCommit): 
     throw usageError(
       'dirty-file',
       `uncommitted changes in ${dirty.join(', ')} would be overwritten`,
-      `commit or stash them first: git stash push -- ${dirty.map((d) => singleQuoted(d.replace(/ \(staged\)$/, ''))).join(' ')}`,
+      `git stash push -- ${dirty.map((d) => singleQuoted(d.replace(/ \(staged\)$/, ''))).join(' ')}   # or commit them; then the command again`,
     );
   }
 }

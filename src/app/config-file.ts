@@ -94,7 +94,7 @@ export function parseConfig(text: string, file: string): { config: Config; raw: 
   throw usageError(
     'bad-config',
     `${file} is not a valid config (${problems.length} problem${problems.length === 1 ? '' : 's'})`,
-    'fix the lines listed, or set a key with `git tune config set <key> <value>`',
+    `git log -p -1 -- ${file}   # the commit that changed it last; fix the lines listed (or put back what it changed), then commit ${file}`,
     problems.map(formatProblem),
   );
 }
@@ -184,6 +184,10 @@ export function setConfigValues(text: string, pairs: ReadonlyArray<readonly [key
       const value = String(bare[1]);
       throw usageError('bad-config', `${role}.preset ${value} needs a model too (options.model)`,
         `git tune config set ${role}.preset ${value} ${role}.options.model ${value === 'anthropic' ? 'claude-sonnet-4-5' : 'gpt-4o-mini'}`);
+    }
+    // Nothing was written: the fix is a value that reads, and the help lists every key with what it takes.
+    if (err instanceof TuneError && err.code === 'bad-config') {
+      throw usageError('bad-config', `${err.message}; nothing was written`, 'git tune config set --help   # every key with what it takes; then set it again', err.details);
     }
     throw err;
   }

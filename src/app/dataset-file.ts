@@ -137,7 +137,7 @@ function validateCases(raw: RawItem[], problems: Problem[], label = 'the dataset
     throw usageError(
       'bad-dataset',
       `${label} was refused: ${problems.length} problem${problems.length === 1 ? '' : 's'}; nothing was written`,
-      'fix every problem listed and import again',
+      'git tune dataset import <file|dir>   # again, once every problem listed is fixed (nothing was written)',
       problems.map(formatProblem),
     );
   }

@@ -80,7 +80,7 @@ export async function runEditor(tuning: Tuning, run: RunState, judge: JudgeFile,
       const undone = await undoOutside(root, env, baseline, () => false);
       const err = (await fs.readFile(path.join(scratch, 'stderr'), 'utf8').catch(() => '')).trim().split('\n').slice(-3).join(' / ');
       throw usageError('editor-failed', `the editor failed on ${run.name} (exit ${outcome.exitCode ?? outcome.signal ?? outcome.spawnError}${outcome.timedOut ? ', timed out' : ''})${err ? `: ${err}` : ''}${undone.length ? `; put back what it changed: ${undone.join(', ')}` : ''}`,
-        `fix the editor (${editor.command?.join(' ') ?? editor.preset}), then: git tune auto`);
+        `git tune auto   # once the editor (${editor.command?.join(' ') ?? editor.preset}) is fixed; what it changed was put back`);
     }
   } finally {
     await removeScratch(scratch);

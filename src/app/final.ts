@@ -259,7 +259,7 @@ export async function collectResultSets(tuning: Tuning, dirs: readonly string[],
   if (others.length > 0) problems.unshift(`the result sets are of tuning ${others.join(', ')}, not ${tuning.name}`);
   if (problems.length > 0) {
     throw usageError('shards-do-not-match', `these ${sets.length} result sets do not make one final check`,
-      'run every shard at one commit of the tuning branch, then collect them all at once: git tune final --collect <dir>…', problems);
+      'git tune final --collect <dir>…   # every shard run at one commit of the tuning branch, collected at once', problems);
   }
   const tip = sets[0]!.manifest.tip;
   if (tip !== tuning.tip) {

@@ -166,7 +166,7 @@ async function assertNothingUncommitted(tuning: Tuning, tip: string, paths: read
   if (dirty.size > 0) {
     const files = [...dirty].sort();
     throw usageError('dirty-file', `uncommitted changes in ${files.join(', ')}: undo moves the tuning's files back, and would lose them`,
-      `commit or stash them first: git stash push -- ${files.map((f) => singleQuoted(f)).join(' ')}`);
+      `git stash push -- ${files.map((f) => singleQuoted(f)).join(' ')}   # or commit them; then the command again`);
   }
   const changes = new Map(paths.map((p) => [p, null] as const));
   await assertNotDirty({ repo, ref: tuning.ref, parent: tip, tuning: tuning.name, onBranch: true }, { step: { step: 'note', tuning: tuning.name, difficult: [] }, subject: 'undo', changes });

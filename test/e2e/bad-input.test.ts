@@ -84,7 +84,7 @@ describe.concurrent('a bad dataset is refused whole, every problem listed, nothi
     const { error } = JSON.parse(r.stdout);
     expect(error.code).toBe('bad-dataset');
     expect(error.message).toBe(`the dataset was refused: ${count} problem${count === 1 ? '' : 's'}; nothing was written`);
-    expect(error.hint).toBe('fix every problem listed and import again');
+    expect(error.hint).toBe('git tune dataset import <file|dir>   # again, once every problem listed is fixed (nothing was written)');
     expect(error.details).toHaveLength(count);
     // stderr lists the same problems, one `- ` line each.
     for (const d of error.details) expect(r.stderr).toContain(`\n  - ${d}\n`);
@@ -195,7 +195,7 @@ describe('a config key that is not a setting', () => {
       expect({ ...error, details: [...error.details].sort() }).toEqual({
         code: 'bad-config',
         message: `${file} is not a valid config (2 problems)`,
-        hint: 'fix the lines listed, or set a key with `git tune config set <key> <value>`',
+        hint: `git log -p -1 -- ${file}   # the commit that changed it last; fix the lines listed (or put back what it changed), then commit ${file}`,
         details: [
           `${file} line ${at + 2}: field \`maxbatch\` is not a setting; did you mean \`maxBatch\`?`,
           `${file} line ${runner + 2}: field \`runner.timeoutSecs\` is not a setting; did you mean \`runner.timeoutSec\`?`,

@@ -191,7 +191,7 @@ describe.concurrent('abandoned steps after a reset, and git tune undo', () => {
     writeFileSync(repo.path('agents/rules.md'), 'changed by hand\n');
     const dirty = repo.tune(['undo', '--json']);
     expect(dirty.code).toBe(2);
-    expect(JSON.parse(dirty.stdout).error).toMatchObject({ code: 'dirty-file', hint: "commit or stash them first: git stash push -- 'agents/rules.md'" });
+    expect(JSON.parse(dirty.stdout).error).toMatchObject({ code: 'dirty-file', hint: "git stash push -- 'agents/rules.md'   # or commit them; then the command again" });
     repo.git('checkout', '--', 'agents/rules.md');
 
     const remote = mkdtempSync(path.join(os.tmpdir(), 'git-tune-undo-remote-'));

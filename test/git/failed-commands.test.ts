@@ -122,7 +122,7 @@ describe('a failed command leaves the repository byte for byte as it was', () =>
     writeFileSync(file, `${committed}# my own note\n`);
     try {
       const r = expectNothingWritten(repo, () => repo.tune(['config', 'set', 'seed', '5', '--json']), 2, 'dirty-file');
-      expect(JSON.parse(r.stdout).error.hint).toBe("commit or stash them first: git stash push -- '.tune/support-desk/config.yaml'");
+      expect(JSON.parse(r.stdout).error.hint).toBe("git stash push -- '.tune/support-desk/config.yaml'   # or commit them; then the command again");
     } finally {
       writeFileSync(file, committed);
     }

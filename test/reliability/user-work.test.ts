@@ -88,7 +88,7 @@ describe.concurrent('uncommitted work beside a tuning', () => {
     const r = await tuneAsync(repo, ['difficult', 'add', 'b', '--why', 'wrong']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(list);
-    expect(r.stderr).toContain(`fix: commit or stash them first: git stash push -- '${list}'`);
+    expect(r.stderr).toContain(`fix: git stash push -- '${list}'   # or commit them; then the command again`);
     expect(revOrNull(repo, BRANCH)).toBe(tip);
     expect(readFileSync(repo.path(list), 'utf8')).toBe(mine);
   });
