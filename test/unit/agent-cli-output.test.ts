@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { costAt, jsonLines, modelArg, readClaude, readCodex } from '../../src/run/presets/agent-cli.js';
+import { costAt, failureKind, jsonLines, modelArg, readClaude, readCodex, type CliRun } from '../../src/run/presets/agent-cli.js';
 
 /**
  * What the agent-CLI presets read from Claude Code's and Codex's output
@@ -82,5 +82,31 @@ describe('Codex output', () => {
     expect(modelArg(['-m', 'o3'])).toBe('o3');
     expect(modelArg(['--model', 'gpt-5', '-m'])).toBe('gpt-5');
     expect(modelArg(['--json'])).toBeNull();
+  });
+});
+
+describe('a failure the CLI reports, as the runner contract reads it', () => {
+  it('claude: a refused key is its "<synthetic>" message (no model call) and an is_error result with api_error_status 401', () => {
+    const events = [
+      { type: 'assistant', message: { id: 'u1', model: '<synthetic>', content: [{ type: 'text', text: 'Invalid API key · Fix external API key' }] }, error: 'authentication_failed', api_error_status: 401 },
+      { type: 'result', subtype: 'success', is_error: true, num_turns: 1, api_error_status: 401, result: 'Invalid API key · Fix external API key', total_cost_usd: 0, usage: {}, modelUsage: {} },
+    ];
+    const run = readClaude(events, null);
+    expect(run).toMatchObject({ llmCalls: 0, apiStatus: 401, error: 'Invalid API key · Fix external API key' });
+    expect(failureKind(run as CliRun)).toBe('down');
+    const limited = readClaude([{ ...events[1]!, api_error_status: 429, result: 'Rate limited' }], null) as CliRun;
+    expect(failureKind(limited)).toBe('void');
+    const other = readClaude([{ ...events[1]!, api_error_status: undefined, result: 'Credit balance is too low' }], null) as CliRun;
+    expect(other.apiStatus).toBeUndefined();
+    expect(failureKind(other)).toBe('error');
+    expect(failureKind(readClaude([{ ...events[1]!, is_error: false, result: 'ok' }], null) as CliRun)).toBeNull();
+  });
+
+  it('codex: the status in turn.failed\'s message', () => {
+    const failed = (message: string) => readCodex([{ type: 'turn.started' }, { type: 'turn.failed', error: { message } }], null, { args: [], prices: {} }) as CliRun;
+    expect(failureKind(failed('unexpected status 401 Unauthorized: Incorrect API key provided, url: http://x/v1/responses'))).toBe('down');
+    expect(failureKind(failed('unexpected status 403 Forbidden: nope'))).toBe('down');
+    expect(failureKind(failed('exceeded retry limit, last status: 429 Too Many Requests'))).toBe('void');
+    expect(failureKind(failed('stream disconnected before completion'))).toBe('error');
   });
 });

@@ -28,6 +28,11 @@ import { env, inputText, readCase, writeResult } from './common.js';
  * commands that name it. Neither CLI reports a read it made otherwise.
  *
  * Transcript: the CLI's JSON events, one per line, go to TUNE_TRANSCRIPT.
+ *
+ * Hermetic: each case runs the CLI in a throwaway home (caseHome), its input
+ * after `--` (or on stdin), and a failure the CLI reports is read as the
+ * runner contract says: a refused key sandbox-down, a rate limit that
+ * outlasted the CLI's bounded retries VOID, anything else the case's error.
  */
 
 function main(): void {
