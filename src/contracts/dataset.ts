@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
 import { isValidCaseId } from '../core/names.js';
+import { canonical } from './canonical.js';
 
 /** A case of the dataset (docs/contracts.md#dataset). Unknown extra keys are kept. */
 export const COMPLEXITIES = ['simple', 'medium', 'complex'] as const;
@@ -44,18 +45,10 @@ export const caseSchema = z.looseObject({
   rev: z.string().optional(),
 });
 
+export { canonical };
+
 export type Case = z.infer<typeof caseSchema> & { rev: string };
 export type Check = z.infer<typeof checkSchema>;
-
-/** A value as one canonical JSON text (keys sorted): equal values give equal texts. */
-export function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const keys = Object.keys(value).sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
 
 /** `rev` is a hash of the case's content, so a changed case is noticed. */
 export function caseRev(item: Record<string, unknown>): string {

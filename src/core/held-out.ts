@@ -1,4 +1,4 @@
-import { canonical } from '../contracts/dataset.js';
+import { canonical } from '../contracts/canonical.js';
 import { namesCaseId } from './edit.js';
 import type { Score } from './steps.js';
 
