@@ -63,6 +63,14 @@ export interface JudgeAnswer {
   dir: string;
 }
 
+/** Where judging starts: the judge's command resolved, and the repository's state kept so what a judge changes is put back. */
+export async function judgeSession(root: string, judge: CommandSpec, opts: JudgeRunOptions): Promise<JudgeSession> {
+  const command = resolveCommand(judge, 'judge', opts.scope);
+  // Not a work tree native git can read (or git is busy): the judges run unguarded rather than not at all.
+  const baseline = await worktreeBaseline(root, opts.env).catch(() => null);
+  return { root, judge, command, opts, sleep: opts.sleep ?? realSleep, baseline };
+}
+
 /**
  * Asks the judge once about one answer: called again as core/judge-retry
  * says; its output, or the error that replaced it.
@@ -130,10 +138,8 @@ export async function judgeRun(
   const scratch = await makeScratch('judge');
   const out: JudgeFile = {};
   const byId = new Map(results.map((r) => [r.id, r]));
-  const command = resolveCommand(judge, 'judge', opts.scope);
-  // Not a work tree native git can read (or git is busy): the judges run unguarded rather than not at all.
-  const baseline = await worktreeBaseline(root, opts.env).catch(() => null);
-  const session: JudgeSession = { root, judge, command, opts, sleep: opts.sleep ?? realSleep, baseline };
+  const session = await judgeSession(root, judge, opts);
+  const { command } = session;
   try {
     await runPool(cases.filter((c) => byId.get(c.id)?.status !== 'void'), opts.concurrency, async (item) => {
       out[item.id] = await judgeAnswer(session, {
