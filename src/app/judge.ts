@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { CommandSpec } from '../contracts/config.js';
 import type { Case } from '../contracts/dataset.js';
 import type { JudgeFile } from '../contracts/judge.js';
+import { majorityOfAsks } from '../core/judge-majority.js';
 import { classifyJudgeAttempt, nextJudgeTry, type JudgeAttempt } from '../core/judge-retry.js';
 import type { CaseResult } from '../contracts/result.js';
 import type { CaseStory } from '../core/case-story.js';
@@ -43,6 +44,93 @@ async function tail(file: string): Promise<string> {
   return text.slice(-2000);
 }
 
+/** What every answer of one judging shares: the judge, its command, the options, and the repository's state before it. */
+export interface JudgeSession {
+  root: string;
+  judge: CommandSpec;
+  command: ReturnType<typeof resolveCommand>;
+  opts: JudgeRunOptions;
+  sleep: (ms: number) => Promise<void>;
+  baseline: Awaited<ReturnType<typeof worktreeBaseline>> | null;
+}
+
+/** One answer to judge: the case, the runner's result (and its raw result.json and transcript), and a scratch folder of its own. */
+export interface JudgeAnswer {
+  item: Case;
+  result: CaseResult;
+  raw: string | null;
+  transcript: string | null | undefined;
+  dir: string;
+}
+
+/** Where judging starts: the judge's command resolved, and the repository's state kept so what a judge changes is put back. */
+export async function judgeSession(root: string, judge: CommandSpec, opts: JudgeRunOptions): Promise<JudgeSession> {
+  const command = resolveCommand(judge, 'judge', opts.scope);
+  // Not a work tree native git can read (or git is busy): the judges run unguarded rather than not at all.
+  const baseline = await worktreeBaseline(root, opts.env).catch(() => null);
+  return { root, judge, command, opts, sleep: opts.sleep ?? realSleep, baseline };
+}
+
+/**
+ * Asks the judge once about one answer: called again as core/judge-retry
+ * says; its output, or the error that replaced it.
+ */
+async function askJudge(session: JudgeSession, answer: JudgeAnswer, ask: number): Promise<JudgeFile[string]> {
+  const { root, judge, command, opts, sleep, baseline } = session;
+  const { item, dir, transcript } = answer;
+  const caseFile = path.join(dir, 'case.json');
+  const resultFile = path.join(dir, 'result.json');
+  const outputFile = path.join(dir, 'judge.json');
+  const historyFile = path.join(dir, 'history.json');
+  const transcriptFile = path.join(dir, 'transcript.jsonl');
+  const attempts: JudgeAttempt[] = [];
+  for (;;) {
+    await fs.rm(outputFile, { force: true });
+    const n = `${ask > 1 ? `${ask}.` : ''}${attempts.length + 1}`;
+    const outcome = await runProcess({
+      command: command.command, shell: command.shell, cwd: root,
+      env: { ...opts.env, ...judge.env, ...command.env, TUNE_ROOT: root, TUNE_CASE: caseFile, TUNE_RESULT: resultFile, TUNE_OUTPUT: outputFile, TUNE_RUN: opts.run, TUNE_CASE_ID: item.id, ...(opts.historyOf ? { TUNE_HISTORY: historyFile } : {}), ...(transcript ? { TUNE_TRANSCRIPT: transcriptFile } : {}) },
+      timeoutMs: judge.timeoutSec * 1000,
+      stdoutFile: path.join(dir, `stdout.${n}`), stderrFile: path.join(dir, `stderr.${n}`),
+    });
+    const read = await readCapped(outputFile, 4 * 1024 * 1024);
+    attempts.push(classifyJudgeAttempt({
+      ...outcome,
+      output: read.tooBig ? `(more than 4 MiB: ${read.size} bytes)` : read.text,
+      printed: `${await tail(path.join(dir, `stdout.${n}`))}\n${await tail(path.join(dir, `stderr.${n}`))}`,
+      timeoutSec: judge.timeoutSec,
+    }));
+    const next = nextJudgeTry(attempts);
+    if (!next.again) break;
+    if (next.afterMs > 0) await sleep(next.afterMs);
+  }
+  const last = attempts[attempts.length - 1]!;
+  const undone = baseline ? await undoOutside(root, opts.env, baseline, () => false).catch(() => []) : [];
+  const tries = attempts.length;
+  return last.kind === 'ok'
+    ? { ...last.output, ...(undone.length ? { undone } : {}) }
+    : { error: `${last.error}${tries > 1 ? ` (${tries} tries)` : ''}`, tries, ...(undone.length ? { undone } : {}) };
+}
+
+/**
+ * Judges one answer: the judge is asked `judge.repeats` times (default 1)
+ * about the same answer, and the majority verdict stands, with every ask
+ * recorded next to it (core/judge-majority.ts). Used for a case's answer,
+ * and for each repeat of a case re-run on the same prose.
+ */
+export async function judgeAnswer(session: JudgeSession, answer: JudgeAnswer): Promise<JudgeFile[string]> {
+  const { item, result, raw, transcript, dir } = answer;
+  const { opts } = session;
+  await fs.mkdir(dir, { recursive: true });
+  await fs.writeFile(path.join(dir, 'case.json'), JSON.stringify(item, null, 2));
+  await fs.writeFile(path.join(dir, 'result.json'), raw ?? JSON.stringify({ answer: result.answer ?? null, usage: result.usage, error: result.error }));
+  if (opts.historyOf) await fs.writeFile(path.join(dir, 'history.json'), JSON.stringify(opts.historyOf(item.id), null, 2));
+  if (transcript) await fs.writeFile(path.join(dir, 'transcript.jsonl'), transcript);
+  const asks: Array<JudgeFile[string]> = [];
+  for (let ask = 1; ask <= Math.max(1, session.judge.repeats ?? 1); ask++) asks.push(await askJudge(session, answer, ask));
+  return majorityOfAsks(asks);
+}
+
 export async function judgeRun(
   root: string, judge: CommandSpec, cases: readonly Case[], results: readonly CaseResult[], rawResults: Map<string, string | null>,
   opts: JudgeRunOptions,
@@ -50,52 +138,13 @@ export async function judgeRun(
   const scratch = await makeScratch('judge');
   const out: JudgeFile = {};
   const byId = new Map(results.map((r) => [r.id, r]));
-  const command = resolveCommand(judge, 'judge', opts.scope);
-  const sleep = opts.sleep ?? realSleep;
-  // Not a work tree native git can read (or git is busy): the judges run unguarded rather than not at all.
-  const baseline = await worktreeBaseline(root, opts.env).catch(() => null);
+  const session = await judgeSession(root, judge, opts);
+  const { command } = session;
   try {
     await runPool(cases.filter((c) => byId.get(c.id)?.status !== 'void'), opts.concurrency, async (item) => {
-      const dir = path.join(scratch, item.id);
-      await fs.mkdir(dir, { recursive: true });
-      const caseFile = path.join(dir, 'case.json');
-      const resultFile = path.join(dir, 'result.json');
-      const outputFile = path.join(dir, 'judge.json');
-      await fs.writeFile(caseFile, JSON.stringify(item, null, 2));
-      const result = byId.get(item.id)!;
-      await fs.writeFile(resultFile, rawResults.get(item.id) ?? JSON.stringify({ answer: result.answer ?? null, usage: result.usage, error: result.error }));
-      const historyFile = path.join(dir, 'history.json');
-      if (opts.historyOf) await fs.writeFile(historyFile, JSON.stringify(opts.historyOf(item.id), null, 2));
-      const transcript = opts.transcripts?.get(item.id);
-      const transcriptFile = path.join(dir, 'transcript.jsonl');
-      if (transcript) await fs.writeFile(transcriptFile, transcript);
-      const attempts: JudgeAttempt[] = [];
-      for (;;) {
-        await fs.rm(outputFile, { force: true });
-        const n = attempts.length + 1;
-        const outcome = await runProcess({
-          command: command.command, shell: command.shell, cwd: root,
-          env: { ...opts.env, ...judge.env, ...command.env, TUNE_ROOT: root, TUNE_CASE: caseFile, TUNE_RESULT: resultFile, TUNE_OUTPUT: outputFile, TUNE_RUN: opts.run, TUNE_CASE_ID: item.id, ...(opts.historyOf ? { TUNE_HISTORY: historyFile } : {}), ...(transcript ? { TUNE_TRANSCRIPT: transcriptFile } : {}) },
-          timeoutMs: judge.timeoutSec * 1000,
-          stdoutFile: path.join(dir, `stdout.${n}`), stderrFile: path.join(dir, `stderr.${n}`),
-        });
-        const read = await readCapped(outputFile, 4 * 1024 * 1024);
-        attempts.push(classifyJudgeAttempt({
-          ...outcome,
-          output: read.tooBig ? `(more than 4 MiB: ${read.size} bytes)` : read.text,
-          printed: `${await tail(path.join(dir, `stdout.${n}`))}\n${await tail(path.join(dir, `stderr.${n}`))}`,
-          timeoutSec: judge.timeoutSec,
-        }));
-        const next = nextJudgeTry(attempts);
-        if (!next.again) break;
-        if (next.afterMs > 0) await sleep(next.afterMs);
-      }
-      const last = attempts[attempts.length - 1]!;
-      const undone = baseline ? await undoOutside(root, opts.env, baseline, () => false).catch(() => []) : [];
-      const tries = attempts.length;
-      out[item.id] = last.kind === 'ok'
-        ? { ...last.output, ...(undone.length ? { undone } : {}) }
-        : { error: `${last.error}${tries > 1 ? ` (${tries} tries)` : ''}`, tries, ...(undone.length ? { undone } : {}) };
+      out[item.id] = await judgeAnswer(session, {
+        item, result: byId.get(item.id)!, raw: rawResults.get(item.id) ?? null, transcript: opts.transcripts?.get(item.id), dir: path.join(scratch, item.id),
+      });
     }, () => false);
   } finally {
     await removeScratch(scratch);

@@ -28,6 +28,13 @@ export function commandSpecSchema<R extends Role>(role: R) {
 /** The runner's spec: a command spec, and the workspace files to keep. */
 const runnerSpecSchema = z.strictObject({ ...commandSpecFields('runner'), keep: keepSchema }).superRefine(checkCommandSpec('runner'));
 
+/** The judge's spec: a command spec, and how many times it is asked about one answer (docs/method.md#noise). */
+const judgeSpecSchema = z.strictObject({
+  ...commandSpecFields('judge'),
+  repeats: positiveInt('times the judge is asked about one answer').default(1)
+    .describe('times the judge is asked about one answer; with more than 1 the majority verdict stands (a tie is wrong) and disagreements are recorded next to the case'),
+}).superRefine(checkCommandSpec('judge'));
+
 function commandSpecFields<R extends Role>(role: R) {
   const names = PRESET_NAMES[role] as unknown as readonly [(typeof PRESET_NAMES)[R][number], ...(typeof PRESET_NAMES)[R][number][]];
   return {
@@ -95,6 +102,8 @@ export interface CommandSpec {
   options?: Record<string, unknown> | undefined;
   /** Runner only: globs of TUNE_WORKSPACE files kept in the logs ref. */
   keep?: string[] | undefined;
+  /** Judge only: times it is asked about one answer (the majority stands). */
+  repeats?: number | undefined;
 }
 
 export const configSchema = z
@@ -132,7 +141,7 @@ export const configSchema = z
       .describe('globs of the memory-policy files: the only prose a with-memory half may edit'),
     runner: runnerSpecSchema.nullable().default(null)
       .describe('the agent under tuning: {command: [argv...], shell, timeoutSec, env}'),
-    judge: commandSpecSchema('judge').nullable().default(null)
+    judge: judgeSpecSchema.nullable().default(null)
       .describe('optional rubric judge, same shape as runner'),
     editor: commandSpecSchema('editor').nullable().default(null)
       .describe('optional editor used by `git tune auto`, same shape as runner'),

@@ -1,6 +1,7 @@
 import type { JudgeFile, JudgeOutput, Proposal } from '../contracts/judge.js';
 import type { CaseResult } from '../contracts/result.js';
 import type { DifficultReason } from '../contracts/files.js';
+import { asksOf, disagreement } from './judge-majority.js';
 import { median } from './report.js';
 import { judgeHeldOut, renderSideBySide, scoreOf, sideBySide, type HeldOutInput, type HeldOutJudgement } from './held-out.js';
 import { VERDICTS, type DifficultChange, type Score, type Verdict } from './steps.js';
@@ -196,7 +197,8 @@ export function draftFindings(input: DraftInput): Draft {
   for (const r of results) {
     const j = input.judge[r.id];
     const checks = r.checks.length ? `${r.checks.filter((c) => c.pass).length}/${r.checks.length}` : '–';
-    const judgeCell = j === undefined ? '–' : isJudgeOutput(j) ? (j.right ? 'right' : 'wrong') + (j.caseOnly ? ' (case)' : '') : 'error';
+    const split = disagreement(j);
+    const judgeCell = j === undefined ? '–' : isJudgeOutput(j) ? (j.right ? 'right' : 'wrong') + (j.caseOnly ? ' (case)' : '') + (split ? ` (${split})` : '') : 'error';
     const marks = isJudgeOutput(j) ? Object.values(j.rubric) : [];
     const rubric = marks.length ? `${marks.filter((m) => m === 'met').length} met, ${marks.filter((m) => m === 'partial').length} partial, ${marks.filter((m) => m === 'missed').length} missed` : '–';
     const writes = r.memoryWrites.added + r.memoryWrites.changed + r.memoryWrites.deleted;
@@ -213,6 +215,12 @@ export function draftFindings(input: DraftInput): Draft {
     return `- ${r.id}: ${reasons.join('; ')}`;
   });
   if (why.length) md.push('', ...why);
+  // Judge repeats (docs/method.md#noise): the majority stands; where the asks disagreed, each is said next to the case.
+  const split = results.filter((r) => disagreement(input.judge[r.id]) !== null).map((r) => {
+    const asks = asksOf(input.judge[r.id]).map((a, i) => `ask ${i + 1}: ${a.error !== undefined ? `failed (${a.error})` : `${a.right ? 'right' : 'wrong'}${a.summary ? ` (${a.summary.replace(/\s+/g, ' ').trim()})` : ''}`}`);
+    return `- ${r.id}: the judge disagreed with itself (${disagreement(input.judge[r.id])}); the majority stands: ${isJudgeOutput(input.judge[r.id]) && (input.judge[r.id] as JudgeOutput).right ? 'right' : 'wrong'}. ${asks.join('; ')}`;
+  });
+  if (split.length) md.push('', ...split);
   const undone = results.filter((r) => undoneBy(input.judge[r.id]).length > 0)
     .map((r) => `- ${r.id}: while its judge ran, a judge changed ${undoneBy(input.judge[r.id]).join(', ')} in the repository; put back (a judge may change nothing there)`);
   if (undone.length) md.push('', ...undone);

@@ -1,10 +1,15 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { judgeRun } from '../../src/app/judge.js';
 import type { Case } from '../../src/contracts/dataset.js';
 import type { CaseResult } from '../../src/contracts/result.js';
+import { draftFindings } from '../../src/core/findings.js';
+import { ROOT } from '../helpers/cli.js';
 import { TempRepo } from '../helpers/repo.js';
+
+const WAVERING = path.join(ROOT, 'test/fixtures/wavering-judge.mjs');
 
 /**
  * The judge run in-process on a real repository with real judge processes,
@@ -87,5 +92,45 @@ describe.concurrent('judgeRun: robust graders', () => {
     const again = await judge(repo, { a: ['ok', 'touch'] }, ['a']);
     expect(again.out.a).toMatchObject({ right: true, undone: ['agents/prompt.md', 'stray.txt'] });
     expect(readFileSync(path.join(repo.dir, 'agents/prompt.md'), 'utf8')).toBe('Answer politely. (being edited)\n');
+  });
+
+  it('judge.repeats: a judge that disagrees with itself (seeded) is asked 3 times per answer, the majority stands, every ask is recorded', async () => {
+    const repo = setup();
+    const state = mkdtempSync(path.join(os.tmpdir(), 'git-tune-wavering-'));
+    try {
+      // Seed 11 misreads each case on its first ask only: one ask gets every case wrong, three get every case right.
+      const ids = ['a', 'b', 'c', 'd'];
+      const answers: Record<string, string> = { a: 'yes', b: 'yes', c: 'no', d: 'no' };
+      const cases = ids.map((id) => ({ id, class: 'c', complexity: 'simple', input: { expect: 'yes' } } as unknown as Case));
+      const results = ids.map((id) => ({ ...result(id), answer: answers[id] } as unknown as CaseResult));
+      const run = async (repeats: number, name: string) => judgeRun(repo.dir, { command: ['node', WAVERING], shell: false, timeoutSec: 20, env: {}, repeats } as never, cases, results, new Map(), {
+        env: { ...process.env, ...repo.env, JUDGE_SEED: '11', JUDGE_STATE: state }, concurrency: 2, run: name, scope: { prose: [], memoryPolicy: [] },
+      });
+      const once = await run(1, 'batch01-nomem-run1');
+      expect(ids.map((id) => (once[id] as { right: boolean }).right)).toEqual([false, false, true, true]);
+      expect(once.a).not.toHaveProperty('asks');
+      const thrice = await run(3, 'batch01-nomem-run2');
+      expect(ids.map((id) => (thrice[id] as { right: boolean }).right)).toEqual([true, true, false, false]);
+      expect((thrice.a as unknown as { asks: unknown }).asks).toEqual([
+        { right: false, summary: 'ask 1: the answer misses it (misread)' },
+        { right: true, summary: 'ask 2: the answer says it' },
+        { right: true, summary: 'ask 3: the answer says it' },
+      ]);
+      // The entry is an ask that voted with the majority: its summary and proposals, not the misread's.
+      expect(thrice.a).toMatchObject({ summary: 'ask 2: the answer says it', proposals: [] });
+      expect(thrice.c).toMatchObject({ right: false, summary: 'ask 2: the answer misses it' });
+
+      // The findings: the majority is the case's result, the disagreement is said next to it.
+      const draft = draftFindings({
+        run: { name: 'batch01-nomem-run2', batch: 1, half: 'nomem', number: 2 },
+        results: results.map((r) => ({ ...r, status: 'ok', right: null, checks: [], tokens: 10, llmCalls: 1, toolCalls: 0, memoryReads: 0, memoryWrites: { added: 0, changed: 0, deleted: 0, savedTwice: 0 }, durationMs: 1, costUsd: 0 } as unknown as CaseResult)),
+        judge: thrice, previous: null, passingNomem: null, recheck: [], difficult: { onList: [], open: [] }, aimedSince: [],
+      });
+      expect([...draft.verdicts]).toEqual([['a', 'right'], ['b', 'right'], ['c', 'wrong'], ['d', 'wrong']]);
+      expect(draft.markdown).toContain('| a | right | – | right (2 of 3 asks right, 1 wrong) |');
+      expect(draft.markdown).toContain('- c: the judge disagreed with itself (1 of 3 asks right, 2 wrong); the majority stands: wrong. ask 1: right (ask 1: the answer says it (misread)); ask 2: wrong (ask 2: the answer misses it); ask 3: wrong (ask 3: the answer misses it)');
+    } finally {
+      rmSync(state, { recursive: true, force: true });
+    }
   });
 });

@@ -18,7 +18,7 @@ describe('the config settings come from the zod schema', () => {
       'maxStuckShare', 'maxEditorIdle', 'noise', 'noise.repeats',
       'prose', 'memoryPolicy',
       'runner', 'runner.command', 'runner.shell', 'runner.timeoutSec', 'runner.env', 'runner.preset', 'runner.options', 'runner.keep',
-      'judge', 'judge.command', 'judge.shell', 'judge.timeoutSec', 'judge.env', 'judge.preset', 'judge.options',
+      'judge', 'judge.command', 'judge.shell', 'judge.timeoutSec', 'judge.env', 'judge.preset', 'judge.options', 'judge.repeats',
       'editor', 'editor.command', 'editor.shell', 'editor.timeoutSec', 'editor.env', 'editor.preset', 'editor.options',
       'memory', 'memory.merge', 'budget', 'budget.maxCostUsd', 'budget.maxTokens', 'heldOut', 'heldOut.maxDrop', 'targets', 'target',
     ]);
