@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { JudgeFile } from '../../src/contracts/judge.js';
 import type { CaseRepeat, CaseResult } from '../../src/contracts/result.js';
 import {
   aboveNoise, caseNoise, caseOutcome, DEFAULT_MARGIN, flipsToRepeat, marginOf, observationsOf, outcomeOf, repeatKey, rightRate, spreadOf,
@@ -46,11 +47,11 @@ describe('caseOutcome: the majority of the first answer and its repeats', () => 
       a: { right: false, rubric: {}, summary: '', proposals: [] },
       [repeatKey('a', 2)]: { right: true, rubric: {}, summary: '', proposals: [] },
       [repeatKey('a', 3)]: { right: true, rubric: {}, summary: '', proposals: [] },
-    } as never;
+    } as unknown as JudgeFile;
     expect(repeatKey('a', 2)).toBe('a/repeat-2');
     expect(caseOutcome(r, judge)).toMatchObject({ verdict: 'right', answers: ['wrong', 'right', 'right'], flaky: true });
     // Without the repeats' verdicts the case is left to a person.
-    expect(caseOutcome(r, { a: judge.a } as never).verdict).toBe('?');
+    expect(caseOutcome(r, { a: judge.a! }).verdict).toBe('?');
   });
 
   it('void answers do not count; all void is VOID', () => {
