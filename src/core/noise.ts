@@ -2,6 +2,7 @@ import type { JudgeFile } from '../contracts/judge.js';
 import type { CaseRepeat, CaseResult } from '../contracts/result.js';
 // findings.ts reads the outcomes of this module too; the cycle holds functions only, used at call time.
 import { caseVerdict, type CaseVerdict } from './findings.js';
+import { isVoidRun, type RunState, type TuningState } from './fold.js';
 
 /**
  * Noise (docs/method.md#noise): a case's answers (its first answer and the
@@ -196,8 +197,96 @@ export function flipsToRepeat(input: FlipInput): FlipDue[] {
   for (const [id, right] of input.now) {
     const was = input.before.get(id);
     if (right === null || was === undefined) continue;
-    if (was && !right && (input.decides.has(id) || input.aimed.size > 0)) due.push({ id, why: 'turned-wrong' });
+    if (was && !right && input.decides.has(id)) due.push({ id, why: 'turned-wrong' });
     else if (!was && right && input.aimed.has(id) && input.slips.has(id)) due.push({ id, why: 'turned-right' });
   }
   return due;
+}
+
+/** A graded run that says something about the prose. */
+const graded = (r: RunState) => r.grade !== null && !isVoidRun(r);
+
+/**
+ * The cases of `run` (just finished, not recorded) to re-run `noise.repeats`
+ * times before the run commit, from its first answers by the checks
+ * (docs/method.md#noise): in a batch run, a flip whose one answer would
+ * decide (a case right the last time it was graded and wrong now, in a
+ * confirm run or as a recheck case; an aimed case turned right that is known
+ * to slip); in the final check, every case the checks say is wrong.
+ */
+export function repeatsDue(state: TuningState, run: RunState, now: ReadonlyMap<string, boolean | null>, recheck: readonly string[]): FlipDue[] {
+  if (run.half === null) return [...now].filter(([, right]) => right === false).map(([id]) => ({ id, why: 'turned-wrong' as const }));
+  const earlier = [...state.runs.values()].filter((r) => r.name !== run.name && r.startIndex < run.startIndex && graded(r)).sort((a, b) => a.startIndex - b.startIndex);
+  const prev = [...earlier].reverse().find((r) => r.batch === run.batch && r.half === run.half) ?? null;
+  const before = new Map<string, boolean>();
+  const seen = new Map<string, Set<boolean>>();
+  for (const r of earlier) {
+    for (const id of r.cases) {
+      if (!now.has(id)) continue;
+      const right = !r.grade!.wrong.includes(id);
+      before.set(id, right);
+      seen.set(id, (seen.get(id) ?? new Set()).add(right));
+    }
+  }
+  // Within the half, the previous run is what this one is compared with.
+  if (prev) for (const id of prev.cases) if (now.has(id)) before.set(id, !prev.grade!.wrong.includes(id));
+  const since = state.edits.filter((e) => e.batch === run.batch && e.half === run.half && e.index < run.startIndex && (!prev || e.index > prev.startIndex));
+  const aimed = new Set(since.flatMap((e) => e.aims));
+  const decides = new Set([...recheck, ...(since.length > 0 ? now.keys() : [])]);
+  const flaky = new Set(state.difficult.filter((d) => !d.fixed && d.reason === 'flaky').map((d) => d.id));
+  const slips = new Set([...seen].filter(([id, s]) => s.size > 1 || flaky.has(id)).map(([id]) => id));
+  return flipsToRepeat({ now, before, aimed, decides, slips });
+}
+
+/** The median of a case's answers in its run (first and repeats) for one measure. */
+export function answersMedian(result: CaseResult, measure: (r: CaseResult | CaseRepeat) => number): number {
+  return spreadOf(answersOf(result).filter((a) => a.result.status !== 'void').map((a) => measure(a.result)))?.median ?? measure(result);
+}
+
+/**
+ * The margin of a sum of cases' tokens: each case's margin (`marginOf` its
+ * spread, history and repeats) weighted by its median tokens; the default
+ * where nothing is measured.
+ */
+export function tokensMargin(results: readonly CaseResult[], noise: ReadonlyMap<string, CaseNoise> | undefined): number {
+  let weight = 0;
+  let sum = 0;
+  for (const r of results) {
+    const t = answersMedian(r, (x) => x.tokens);
+    weight += t;
+    sum += t * marginOf(noise?.get(r.id)?.tokens ?? null);
+  }
+  return weight === 0 ? DEFAULT_MARGIN : sum / weight;
+}
+
+/** "Cheaper with memory": the with-memory run's median tokens (summed over cases) not above the no-memory run's by more than the noise. */
+export interface MemoryCost {
+  tokens: number;
+  without: number;
+  margin: number;
+  ok: boolean;
+}
+
+export function memoryCost(
+  withMemory: readonly CaseResult[], without: readonly CaseResult[],
+  noise?: { with?: ReadonlyMap<string, CaseNoise>; without?: ReadonlyMap<string, CaseNoise> },
+): MemoryCost {
+  const tokens = withMemory.reduce((s, r) => s + answersMedian(r, (x) => x.tokens), 0);
+  const base = without.reduce((s, r) => s + answersMedian(r, (x) => x.tokens), 0);
+  const margin = Math.max(tokensMargin(withMemory, noise?.with), tokensMargin(without, noise?.without));
+  return { tokens, without: base, margin, ok: !aboveNoise(tokens, base, margin) };
+}
+
+/** `costly`: a case whose median llm calls are more than 2x the run's median by more than its own spread explains. */
+export function costlyCases(results: readonly CaseResult[], noise?: ReadonlyMap<string, CaseNoise>): Array<{ id: string; calls: number; median: number; margin: number }> {
+  const calls = results.map((r) => ({ id: r.id, calls: answersMedian(r, (x) => x.llmCalls) }));
+  const median = spreadOf(calls.map((c) => c.calls))?.median ?? 0;
+  return calls
+    .map((c) => ({ ...c, median, margin: marginOf(noise?.get(c.id)?.llmCalls ?? null) }))
+    .filter((c) => median > 0 && aboveNoise(c.calls, 2 * median, c.margin));
+}
+
+/** Saved twice of a run: each case's median over its answers (a repeat that saved nothing twice outvotes one that did). */
+export function savedTwiceOf(results: readonly CaseResult[]): number {
+  return results.reduce((s, r) => s + answersMedian(r, (x) => x.memoryWrites.savedTwice), 0);
 }

@@ -22,6 +22,8 @@ export interface PassedRuleInput {
   wrong?: readonly string[];
   /** Edits the grade being recorded reverts or keeps before its own commit (their ids): settled, whatever their status now. */
   settling?: readonly string[];
+  /** Cases known flaky in this run (docs/method.md#noise): none unconfirms an edit that fixed its aim. */
+  flaky?: readonly string[];
 }
 
 export function reviewHeading(run: RunState): string {
@@ -48,7 +50,7 @@ export function passedRuleBreaks(input: PassedRuleInput): RuleBreak[] {
   const pending = edits.filter((e) => e.status === 'pending' && e.index > run.startIndex);
   // A first grade settles the edits this run tried: judge them as it will record them.
   const tried = run.grade === null
-    ? editsTriedBy(state, run).filter((e) => !settling.has(e.oid) && !confirmsEdit(state, e, run, wrong, 'PASSED'))
+    ? editsTriedBy(state, run).filter((e) => !settling.has(e.oid) && !confirmsEdit(state, e, run, wrong, 'PASSED', input.flaky ?? []))
     : [];
   const unconfirmed = [...edits.filter((e) => e.status === 'unconfirmed'), ...tried];
   const atLimit = countedRuns(halfRuns(state, run.batch, run.half)) >= input.maxRuns;

@@ -51,7 +51,7 @@ export type StepData =
       costUsd: number;
     }
   | { step: 'run-stop'; run: string; reason: string; tokens: number; costUsd: number }
-  | { step: 'grade'; run: string; verdict: Verdict; wrong: string[]; review: boolean; keep?: Keep; heldOut?: Score }
+  | { step: 'grade'; run: string; verdict: Verdict; wrong: string[]; review: boolean; keep?: Keep; heldOut?: Score; flaky?: string[] }
   | {
       /** The original prose (the init commit's) run on the selection and the held-out set (docs/held-out.md). */
       step: 'baseline';
@@ -173,6 +173,7 @@ function stepTrailers(step: Step): Trailer[] {
         t.push(['Tune-Keep-Why', oneLine(step.keep.why)], ['Tune-Kept-By', oneLine(step.keep.by)]);
       }
       if (step.heldOut) t.push(['Tune-Held-Out-Score', formatScore(step.heldOut)]);
+      if (step.flaky?.length) t.push(['Tune-Flaky', formatIds(step.flaky)]);
       break;
     case 'baseline':
       t.push(['Tune-Baseline-Of', step.init], ['Tune-Selection-Score', formatScore(step.selection)]);
@@ -380,6 +381,7 @@ function stepOf(trailers: readonly Trailer[]): Step | null {
         wrong: parseIds(get('tune-wrong')), review: get('tune-review') === 'yes',
         ...(kept.length > 0 ? { keep: { edits: kept, why: get('tune-keep-why') ?? '', by: get('tune-kept-by') ?? '' } } : {}),
         ...(heldOut ? { heldOut } : {}),
+        ...(get('tune-flaky') ? { flaky: parseIds(get('tune-flaky')) } : {}),
       };
     }
     case 'baseline': {
