@@ -63,3 +63,9 @@ export function noiseOf(observations: ReadonlyMap<string, readonly Observation[]
   }
   return out;
 }
+
+/** Every case's noise over the whole history, by id (for `status --json`). */
+export async function casesNoise(tuning: Tuning): Promise<Record<string, CaseNoise>> {
+  const all = noiseOf((await historyObservations(tuning)).observations);
+  return Object.fromEntries([...all].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
