@@ -1,7 +1,9 @@
 import { buildCaseStory, storyBefore, storyCaseIds, type CaseFacts, type CaseStory } from '../core/case-story.js';
 import { usageError } from '../errors.js';
 import { closest } from './config-file.js';
-import { readRunResults } from './results.js';
+import { readRunJudge, readRunResults } from './results.js';
+import { caseOutcome } from '../core/noise.js';
+import { historyObservations, noiseOf } from './noise.js';
 import type { Tuning } from './tuning.js';
 
 /**
@@ -20,7 +22,10 @@ export async function readCaseStory(tuning: Tuning, caseId: string): Promise<Cas
     const listed = names.length ? `: did you mean ${names.join(', ')}?` : some.length ? ` (its cases: ${some.join(', ')}${known.size > some.length ? ', …' : ''})` : '';
     throw usageError('no-such-case', `tuning ${tuning.name} has no case ${caseId}${listed}`, `git tune blame ${names[0] ?? some[0] ?? '<case>'}`);
   }
-  return buildCaseStory(tuning.state, caseId, await caseFacts(tuning, caseId));
+  const story = buildCaseStory(tuning.state, caseId, await caseFacts(tuning, caseId));
+  // Repeats from the history (docs/method.md#noise): every recorded answer of the case, repeats included.
+  const noise = noiseOf((await historyObservations(tuning)).observations).get(caseId);
+  return noise ? { ...story, noise } : story;
 }
 
 /** What each finished run that held the case recorded for it. */
@@ -36,8 +41,13 @@ async function runFacts(tuning: Tuning, runs: readonly string[]): Promise<Map<st
     const run = tuning.state.runs.get(name);
     if (!run?.finished || !run.runOid) continue;
     const facts = new Map<string, CaseFacts>();
-    for (const r of (await readRunResults(tuning, name)).results) {
-      facts.set(r.id, { ...(r.answer !== undefined ? { answer: r.answer } : {}), status: r.status, tokens: r.tokens, llmCalls: r.llmCalls });
+    const results = (await readRunResults(tuning, name)).results;
+    const judge = results.some((r) => r.repeats?.length) ? await readRunJudge(tuning, name) : {};
+    for (const r of results) {
+      facts.set(r.id, {
+        ...(r.answer !== undefined ? { answer: r.answer } : {}), status: r.status, tokens: r.tokens, llmCalls: r.llmCalls,
+        ...(r.repeats?.length ? { answers: caseOutcome(r, judge).answers } : {}),
+      });
     }
     out.set(name, facts);
   }

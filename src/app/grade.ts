@@ -18,6 +18,8 @@ import { requireWriter } from './guards.js';
 import { casesById, heldOutInput } from './held-out.js';
 import { renderSideBySidePlain, sideBySide } from '../core/held-out.js';
 import { judgeRun } from './judge.js';
+import { observationsOf, repeatKey } from '../core/noise.js';
+import { conditionOf, historyObservations, noiseOf } from './noise.js';
 import { judgeHistory } from './blame.js';
 import { orRefuse, refuseIf } from './refuse.js';
 import { readRunResults } from './results.js';
@@ -63,9 +65,26 @@ async function judgeFor(tuning: Tuning, run: RunState, results: CaseResult[], en
     raw.set(r.id, await readCaseLog(tuning.repo, tuning.name, run.name, r.id, 'result.json'));
     transcripts.set(r.id, await readCaseLog(tuning.repo, tuning.name, run.name, r.id, 'transcript.jsonl'));
   }
-  return judgeRun(tuning.repo.dir, config.judge, results.map((r) => cases.get(r.id)!).filter(Boolean), results, raw, {
-    env, concurrency: config.concurrency, run: run.name, scope: config, historyOf: await judgeHistory(tuning, run.name), transcripts,
+  const historyOf = await judgeHistory(tuning, run.name);
+  const judged = await judgeRun(tuning.repo.dir, config.judge, results.map((r) => cases.get(r.id)!).filter(Boolean), results, raw, {
+    env, concurrency: config.concurrency, run: run.name, scope: config, historyOf, transcripts,
   });
+  // Each repeat is graded too (docs/method.md#noise), under `<case>/repeat-<n>` in judge.json: the majority of the answers decides.
+  const rounds = [...new Set(results.flatMap((r) => (r.repeats ?? []).map((x) => x.n)))].sort((a, b) => a - b);
+  for (const n of rounds) {
+    const repeated = results.flatMap((r) => r.repeats?.filter((x) => x.n === n).map((x) => ({ ...x, id: r.id, rev: r.rev })) ?? []);
+    const rawN = new Map<string, string | null>();
+    const transcriptsN = new Map<string, string | null>();
+    for (const r of repeated) {
+      rawN.set(r.id, await readCaseLog(tuning.repo, tuning.name, run.name, repeatKey(r.id, n), 'result.json'));
+      transcriptsN.set(r.id, await readCaseLog(tuning.repo, tuning.name, run.name, repeatKey(r.id, n), 'transcript.jsonl'));
+    }
+    const verdicts = await judgeRun(tuning.repo.dir, config.judge, repeated.map((r) => cases.get(r.id)!).filter(Boolean), repeated, rawN, {
+      env, concurrency: config.concurrency, run: run.name, scope: config, historyOf, transcripts: transcriptsN,
+    });
+    for (const [id, v] of Object.entries(verdicts)) judged[repeatKey(id, n)] = v;
+  }
+  return judged;
 }
 
 async function gradedResults(tuning: Tuning, run: RunState | null): Promise<{ name: string; results: CaseResult[]; wrong: string[] } | null> {
@@ -98,6 +117,10 @@ export async function draftFor(tuning: Tuning, run: RunState, env: Env, rejudge 
   const aimedSince = state.edits
     .filter((e) => e.batch === run.batch && e.half === run.half && e.index < run.startIndex && (!previous || e.index > previous.startIndex))
     .flatMap((e) => e.aims);
+  // Repeats from the history (docs/method.md#noise): this run's answers with those of earlier runs on the same prose and memory.
+  const history = await historyObservations(tuning, { until: run, exclude: run.name });
+  const condition = await conditionOf(tuning, run);
+  for (const r of results) history.observations.set(r.id, [...(history.observations.get(r.id) ?? []), ...observationsOf(run.name, condition, r, judge)]);
   const draft = draftFindings({
     run: { name: run.name, batch: run.batch, half: run.half, number: run.number },
     results,
@@ -110,6 +133,8 @@ export async function draftFor(tuning: Tuning, run: RunState, env: Env, rejudge 
       memory: view.filter((e) => e.status !== 'fixed' && e.reason === 'memory').map((e) => e.id),
     },
     aimedSince,
+    noise: noiseOf(history.observations, condition),
+    ...(passing && history.conditions.has(passing.name) ? { passingNoise: noiseOf(history.observations, history.conditions.get(passing.name)) } : {}),
     ...(run.half === null ? { final: { stuck: stuckEntries(view).map((e) => e.id), rightInBatch: rightInBatch(state), heldOut: await heldOutInput(tuning) } } : {}),
   });
   return { draft, judge };

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { judgeFileSchema, type JudgeFile } from '../contracts/judge.js';
 import { caseResultSchema, memoryWriteSchema, runMetaSchema, type CaseResult, type MemoryWrite, type RunMeta } from '../contracts/result.js';
 import { batchCases, batchNumbered } from '../core/fold.js';
 import { parseRunName, tagRef } from '../core/names.js';
@@ -45,4 +46,12 @@ export async function readRunResults(tuning: Tuning, run: string): Promise<RunRe
   const writes: Record<string, MemoryWrite[]> = {};
   for (const [cid, s] of stored) if (s.writes.length) writes[cid] = s.writes;
   return { run, finished: false, meta: null, results: cases.map((c) => stored.get(c)?.result).filter((r): r is CaseResult => !!r), writes, cases };
+}
+
+/** The run's judge.json as the branch holds it (written by its grade), or {} (no judge, or not graded yet). */
+export async function readRunJudge(tuning: Tuning, run: string): Promise<JudgeFile> {
+  const text = tuning.tip ? await readText(tuning.repo, tuning.tip, runFilePath(tuning.dir, run, RUN_FILES.judge)) : null;
+  if (!text) return {};
+  const parsed = judgeFileSchema.safeParse(JSON.parse(text));
+  return parsed.success ? parsed.data : {};
 }

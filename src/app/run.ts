@@ -8,6 +8,7 @@ import type { Case } from '../contracts/dataset.js';
 import type { CaseResult, MemoryWrite, RunMeta } from '../contracts/result.js';
 import { batchCases, batchNumbered, latestGradedRun } from '../core/fold.js';
 import { parseRunName, tagName, tagRef } from '../core/names.js';
+import { caseOutcome } from '../core/noise.js';
 import type { NextStep } from '../core/next.js';
 import { budgetStop, interruptedStop, sandboxStop, type RunStop } from '../core/run-stop.js';
 import { budgetLeft, budgetRefusal, dueRun, spentBeforeRun, unconfirmedEditsRefusal, type DueRun } from '../core/run-due.js';
@@ -32,6 +33,7 @@ import { nextFor } from './decide.js';
 import { requireWriter } from './guards.js';
 import { casesById, finalCases } from './held-out.js';
 import { proseDigest, uncommittedProse } from './prose.js';
+import { asRepeat, flipsOf, repeatLogs, repeatStore, repeatTodo } from './repeats.js';
 import { uncommittedRunnerFiles } from './runner-files.js';
 import { orRefuse, refuseIf } from './refuse.js';
 import { loadTuning, openTuning, reloadTuning, type Tuning } from './tuning.js';
@@ -286,7 +288,7 @@ export interface FinishedRun {
 export async function recordRun(tuning: Tuning, run: FinishedRun, ctx: RunContext): Promise<{ commit: string; void: string | null }> {
   const config = tuning.config!;
   const { name, ids, results, concurrency } = run;
-  const runUsage = results.reduce((acc, r) => ({ tokens: acc.tokens + r.tokens, costUsd: acc.costUsd + r.costUsd }), { tokens: 0, costUsd: 0 });
+  const runUsage = usageOf(results);
   const reason = voidReason(results);
   const meta: RunMeta = {
     run: name, tuning: tuning.name, cases: [...ids], concurrency,
@@ -308,7 +310,7 @@ export async function recordRun(tuning: Tuning, run: FinishedRun, ctx: RunContex
   ]);
   if (Object.keys(writes).length > 0) changes.set(runFilePath(tuning.dir, name, RUN_FILES.memoryWrites), { content: `${JSON.stringify(writes, null, 2)}\n` });
   await writeRunLogs(tuning.repo, tuning.name, name, run.logs, { env: ctx.env, now: ctx.clock() });
-  const right = results.filter((r) => r.right === true).length;
+  const right = results.filter((r) => caseOutcome(r).verdict === 'right').length;
   // Cases without a verdict yet (the judge grades them): the subject says so, not "0/6 right".
   const forJudge = results.filter((r) => r.right === null && r.status !== 'void').length;
   const decided = ids.length - forJudge;
@@ -378,32 +380,90 @@ async function runDueLocked(opened: Tuning, opts: RunOptions, ctx: RunContext): 
   tuning = await startRun(tuning, name, { concurrency, resume, toRun: ids.length - stored.size, total: ids.length }, ctx);
   const todo = ids.filter((id) => !stored.has(id)).map((id) => dataset.get(id)!);
   const { stopped, touched } = await runCasePool(tuning, { name, cases: todo, preflight, store, stored, usedBefore, total: ids.length }, ctx);
-  const results = ids.map((id) => stored.get(id)?.result).filter((r): r is CaseResult => r !== undefined);
-  if (results.length < ids.length) {
-    if (stopped) {
-      const runUsage = results.reduce((acc, r) => ({ tokens: acc.tokens + r.tokens, costUsd: acc.costUsd + r.costUsd }), { tokens: 0, costUsd: 0 });
+  const firsts = ids.map((id) => stored.get(id)?.result).filter((r): r is CaseResult => r !== undefined);
+  const stopRun = async (reason: RunStop | null, kept: readonly CaseResult[], what: string): Promise<RunOutcome> => {
+    if (reason) {
+      const runUsage = usageOf(kept);
       await commitStep(targetOf(tuning), {
-        step: { step: 'run-stop', tuning: tuning.name, run: name, reason: stopped.text, tokens: runUsage.tokens, costUsd: runUsage.costUsd, difficult: [] },
-        subject: `tune(${tuning.name}): ${name} stopped after ${results.length} of ${ids.length} cases (${stopped.text})`,
+        step: { step: 'run-stop', tuning: tuning.name, run: name, reason: reason.text, tokens: runUsage.tokens, costUsd: runUsage.costUsd, difficult: [] },
+        subject: `tune(${tuning.name}): ${name} stopped after ${what} (${reason.text})`,
         changes: new Map(),
       }, { env: ctx.env, now: ctx.clock() });
     }
-    return { run: name, finished: false, results, void: null, stopped: stopped ?? interruptedStop(), commit: null, tag: null };
-  }
+    return { run: name, finished: false, results: [...kept], void: null, stopped: reason ?? interruptedStop(), commit: null, tag: null };
+  };
+  if (firsts.length < ids.length) return stopRun(stopped, firsts, `${firsts.length} of ${ids.length} cases`);
+
+  // A flip is re-run before it decides (docs/method.md#noise), before the run commit: the run records every answer.
+  const repeated = await runRepeats(tuning, name, firsts, { preflight, usedBefore, dataset }, ctx);
+  if (!repeated.finished) return stopRun(repeated.stopped, repeated.results, `its ${ids.length} cases, re-running ${repeated.due} of them`);
+  const results = repeated.results;
 
   const writes: Record<string, MemoryWrite[]> = {};
   for (const id of ids) writes[id] = stored.get(id)!.writes;
   const { commit, void: reason } = await recordRun(tuning, {
-    name, ids, results, writes, concurrency, target: preflight.target?.name ?? null, startedAt, touched, runnerUncommitted,
-    logs: ids.map((id) => ({
+    name, ids, results, writes, concurrency, target: preflight.target?.name ?? null, startedAt, touched: [...new Set([...touched, ...repeated.touched])], runnerUncommitted,
+    logs: [...ids.map((id) => ({
       id, stdoutFile: path.join(store.logDir, `${id}.stdout`), stderrFile: path.join(store.logDir, `${id}.stderr`),
       transcriptFile: path.join(store.logDir, `${id}.transcript.jsonl`), workspaceDir: keptWorkspaceDir(store.logDir, id),
       rawResult: stored.get(id)!.rawResult,
-    })),
+    })), ...repeatLogs(tuning, name, results, repeated.stores)],
   }, ctx);
   await store.remove();
+  for (const n of repeated.stores.keys()) await repeatStore(tuning, name, n).remove();
   return { run: name, finished: true, results, void: reason, stopped: null, commit, tag: tagName(tuning.name, name) };
 }
+
+const usageOf = (results: readonly CaseResult[]) => results.reduce((acc, r) => ({
+  tokens: acc.tokens + r.tokens + (r.repeats ?? []).reduce((s, x) => s + x.tokens, 0),
+  costUsd: acc.costUsd + r.costUsd + (r.repeats ?? []).reduce((s, x) => s + x.costUsd, 0),
+}), { tokens: 0, costUsd: 0 });
+
+interface Repeated {
+  finished: boolean;
+  results: CaseResult[];
+  stopped: RunStop | null;
+  due: number;
+  touched: string[];
+  stores: Map<number, Map<string, StoredCase>>;
+}
+
+/**
+ * The repeats of a finished first pass: the flips core names (`repeatsDue`), each run
+ * `noise.repeats` more times, one round per repeat; a round's cases are kept as they end,
+ * so a stopped run resumes its repeats. A VOID run says nothing and is not repeated.
+ */
+export async function runRepeats(
+  tuning: Tuning, name: string, firsts: readonly CaseResult[],
+  run: { preflight: RunPreflight; usedBefore: { tokens: number; costUsd: number }; dataset: ReadonlyMap<string, Case> }, ctx: RunContext,
+): Promise<Repeated> {
+  const k = run.preflight.config.noise.repeats;
+  const due = k > 0 && voidReason(firsts) === null ? flipsOf(tuning, name, firsts) : [];
+  const stores = new Map<number, Map<string, StoredCase>>();
+  const touched: string[] = [];
+  if (due.length > 0) {
+    ctx.err(`${name}: re-running ${due.length} case${due.length === 1 ? '' : 's'} ${k} time${k === 1 ? '' : 's'} before it decides (${due.map((d) => `${d.id}: ${d.why === 'turned-wrong' ? 'turned wrong' : 'turned right, known to slip'}`).join('; ')})\n`);
+  }
+  let spent = usageOf(firsts);
+  for (let n = 2; n <= k + 1 && due.length > 0; n++) {
+    const store = repeatStore(tuning, name, n);
+    const stored = await store.load(due.map((d) => d.id));
+    stores.set(n, stored);
+    const todo = repeatTodo(due, stored, run.dataset);
+    if (todo.length > 0) {
+      const usedBefore = { tokens: run.usedBefore.tokens + spent.tokens, costUsd: run.usedBefore.costUsd + spent.costUsd };
+      const pass = await runCasePool(tuning, { name, cases: todo, preflight: run.preflight, store, stored, usedBefore, total: todo.length }, ctx);
+      touched.push(...pass.touched);
+      if (due.some((d) => !stored.has(d.id))) return { finished: false, results: [...firsts], stopped: pass.stopped, due: due.length, touched, stores };
+    }
+    spent = { tokens: spent.tokens + sumOf(stored, 'tokens'), costUsd: spent.costUsd + sumOf(stored, 'costUsd') };
+  }
+  const ids = new Set(due.map((d) => d.id));
+  const results = firsts.map((r) => (ids.has(r.id) ? { ...r, repeats: [...stores].map(([n, s]) => asRepeat(s.get(r.id)!.result, n)) } : r));
+  return { finished: true, results, stopped: null, due: due.length, touched, stores };
+}
+
+const sumOf = (stored: ReadonlyMap<string, StoredCase>, key: 'tokens' | 'costUsd') => [...stored.values()].reduce((s, c) => s + c.result[key], 0);
 
 export function interruptOnSignals(flag: { value: boolean }, err: (s: string) => void): () => void {
   let count = 0;

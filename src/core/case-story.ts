@@ -1,5 +1,6 @@
 import type { DifficultReason } from '../contracts/files.js';
 import { editFate } from './edits.js';
+import type { CaseNoise } from './noise.js';
 import { isVoidRun, type EditStatus, type RunState, type TuningState } from './fold.js';
 
 /**
@@ -17,6 +18,8 @@ export interface CaseFacts {
   status: 'ok' | 'error' | 'void';
   tokens: number;
   llmCalls: number;
+  /** Each answer's verdict when the case was re-run in that run (docs/method.md#noise), first answer first. */
+  answers?: string[];
 }
 
 export interface StoryEdit {
@@ -40,6 +43,8 @@ export interface StoryRun {
   editsBefore: StoryEdit[];
   /** Set on a run whose outcome flipped from the previous graded, not void one: the edits before it are the ones to blame. */
   turned?: 'right' | 'wrong';
+  /** Its answers in that run, first answer first, when it was re-run there (docs/method.md#noise). */
+  answers?: string[];
 }
 
 export interface CaseStory {
@@ -48,6 +53,8 @@ export interface CaseStory {
   /** Edits made after the last run that held it: no run has shown what they did to it. */
   editsSince: StoryEdit[];
   difficult: Array<{ reason: DifficultReason; batch: number; fixed: boolean }>;
+  /** Its right-rate and token spread over every recorded answer, repeats included (docs/method.md#noise); set by the app when read. */
+  noise?: CaseNoise;
 }
 
 /** Runs in the order they started: batch runs, then the final check's. */
@@ -79,6 +86,7 @@ export function buildCaseStory(state: TuningState, caseId: string, facts: Readon
       if (f.answer !== undefined) entry.answer = f.answer;
       entry.tokens = f.tokens;
       entry.llmCalls = f.llmCalls;
+      if (f.answers) entry.answers = [...f.answers];
     }
     if (outcome === 'right' || outcome === 'wrong') {
       if (lastGraded !== null && lastGraded !== outcome) entry.turned = outcome;

@@ -3,6 +3,7 @@ import type { CaseResult } from '../contracts/result.js';
 import type { DifficultReason } from '../contracts/files.js';
 import { asksOf, disagreement } from './judge-majority.js';
 import { median } from './report.js';
+import { caseOutcome, costlyCases, memoryCost, noiseLine, savedTwiceOf, type CaseNoise, type Outcome } from './noise.js';
 import { judgeHeldOut, renderSideBySide, scoreOf, sideBySide, type HeldOutInput, type HeldOutJudgement } from './held-out.js';
 import { VERDICTS, type DifficultChange, type Score, type Verdict } from './steps.js';
 
@@ -81,6 +82,12 @@ export interface DraftInput {
   difficult: { onList: readonly string[]; open: readonly string[]; memory?: readonly string[] };
   /** Case ids some edit made since the previous run aimed at. */
   aimedSince: readonly string[];
+  /**
+   * Each case's noise from the history (docs/method.md#noise): its answers under this run's prose and
+   * memory, this run's included, and (with memory) under the passing no-memory run's. Absent: none measured.
+   */
+  noise?: ReadonlyMap<string, CaseNoise>;
+  passingNoise?: ReadonlyMap<string, CaseNoise>;
   /** Final check only: stuck ids, and whether each case was right in its own batch. */
   final?: { stuck: readonly string[]; rightInBatch: ReadonlyMap<string, boolean>; heldOut?: HeldOutInput };
 }
@@ -94,6 +101,8 @@ export interface Draft {
   flaky: string[];
   regressed: string[];
   proposals: MergedProposal[];
+  /** Each case's outcome over its answers (the first and its repeats): the majority, the right-rate, flaky. */
+  outcomes: Map<string, Outcome>;
   /** Final check with a held-out set: each set's score, and the held-out rule's outcome (docs/held-out.md). */
   heldOut?: { selection: Score; heldOut: Score; judgement: HeldOutJudgement };
 }
@@ -111,7 +120,9 @@ function compare(before: ReadonlySet<string>, nowWrong: ReadonlySet<string>, ids
 export function draftFindings(input: DraftInput): Draft {
   const { run, results } = input;
   const ids = results.map((r) => r.id);
-  const verdicts = new Map(results.map((r) => [r.id, caseVerdict(r, input.judge[r.id])]));
+  // The majority of a case's answers decides (docs/method.md#noise); without repeats, its one answer.
+  const outcomes = new Map(results.map((r) => [r.id, caseOutcome(r, input.judge)]));
+  const verdicts = new Map([...outcomes].map(([id, o]) => [id, o.verdict]));
   const wrong = ids.filter((id) => verdicts.get(id) === 'wrong');
   const unknown = ids.filter((id) => verdicts.get(id) === '?');
   // VOID cases: the runner's (the run says nothing) and the judge's (graded on the rest).
@@ -119,16 +130,20 @@ export function draftFindings(input: DraftInput): Draft {
   const judgeVoids = ids.filter((id) => verdicts.get(id) === 'VOID' && !voids.includes(id));
   const wrongSet = new Set(wrong);
   const onList = new Set(input.difficult.onList);
-  const medianCalls = median(results.map((r) => r.llmCalls));
-  const costly = results.filter((r) => medianCalls > 0 && r.llmCalls > 2 * medianCalls).map((r) => r.id);
+  // Cost compares medians and needs a margin above the noise (docs/method.md#noise).
+  const costlyFound = costlyCases(results, input.noise);
+  const medianCalls = costlyFound[0]?.median ?? median(results.map((r) => r.llmCalls));
+  const costly = costlyFound.map((c) => c.id);
   const prevWrong = new Set(input.previous?.wrong ?? []);
   const prevIds = new Set(input.previous?.results.map((r) => r.id) ?? []);
   const aimed = new Set(input.aimedSince);
-  const flaky = input.previous ? ids.filter((id) => prevIds.has(id) && !prevWrong.has(id) && wrongSet.has(id) && !aimed.has(id)) : [];
+  // Flaky: answers that disagree on the same prose in this run, or right before, wrong now, no edit aimed at it.
+  const disagree = ids.filter((id) => outcomes.get(id)!.flaky);
+  const flaky = [...disagree, ...(input.previous ? ids.filter((id) => prevIds.has(id) && !prevWrong.has(id) && wrongSet.has(id) && !aimed.has(id) && !disagree.includes(id)) : [])];
   // A recheck case wrong again while on the difficult list was wrong when its batch passed: it did not regress.
   const regressed = input.recheck.filter((id) => wrongSet.has(id) && !onList.has(id));
   const tokens = sum(results, (r) => r.tokens);
-  const savedTwice = sum(results, (r) => r.memoryWrites.savedTwice);
+  const savedTwice = savedTwiceOf(results);
   const isFinal = input.final !== undefined;
 
   // Difficult proposals (docs/method.md#difficult-list), one per case, the worst reason first.
@@ -143,8 +158,10 @@ export function draftFindings(input: DraftInput): Draft {
       else if (prevWrong.has(id) && aimed.has(id)) propose(id, 'wrong', `still wrong after an edit aimed at it (${input.previous!.name})`);
       else if (regressed.includes(id)) propose(id, 'regressed', 'a recheck case that failed');
       else if (run.half === 'mem' && input.passingNomem && !input.passingNomem.wrong.includes(id)) propose(id, 'memory', `right without memory (${input.passingNomem.name}), wrong with it`);
-      else if (flaky.includes(id)) propose(id, 'flaky', `right in ${input.previous!.name}, wrong now, no edit aimed at it`);
+      else if (flaky.includes(id)) propose(id, 'flaky', disagree.includes(id) ? answersNote(outcomes.get(id)!) : `right in ${input.previous!.name}, wrong now, no edit aimed at it`);
     }
+    // A case whose answers disagree on the same prose is flaky, right by the majority or not.
+    for (const id of disagree) propose(id, 'flaky', answersNote(outcomes.get(id)!));
   }
 
   // The proposed verdict (docs/method.md#grading).
@@ -168,8 +185,8 @@ export function draftFindings(input: DraftInput): Draft {
   } else if (voids.length > 0 || (judgeVoids.length > 0 && judgeVoids.length === ids.length)) verdict = 'VOID';
   else if (everyRight && run.half === 'nomem') verdict = 'PASSED';
   else if (everyRight && run.half === 'mem') {
-    const limit = input.passingNomem ? input.passingNomem.tokens * 1.1 : Infinity;
-    verdict = savedTwice === 0 && tokens <= limit ? 'PASSED' : 'CORRECT';
+    const cheaper = input.passingNomem ? memoryCost(results, input.passingNomem.results, { with: input.noise, without: input.passingNoise }).ok : true;
+    verdict = savedTwice === 0 && cheaper ? 'PASSED' : 'CORRECT';
   } else if (!input.previous) verdict = 'NO CHANGE';
   else {
     const { fixed, broke } = compare(prevWrong, wrongSet, ids.filter((id) => prevIds.has(id) && !judgeVoids.includes(id)));
@@ -234,7 +251,18 @@ export function draftFindings(input: DraftInput): Draft {
     md.push(`- tokens: ${fmt(prevTokens)} → ${fmt(tokens)} (${pct(tokens, prevTokens)}); llm calls ${fmt(sum(input.previous.results, (r) => r.llmCalls))} → ${fmt(sum(results, (r) => r.llmCalls))}`);
   }
   md.push('', '### Costly cases', '', costly.length ? costly.map((id) => `- ${id}: ${results.find((r) => r.id === id)!.llmCalls} llm calls (run median ${medianCalls})`).join('\n') : 'none');
-  md.push('', '### Flaky cases', '', flaky.length ? flaky.map((id) => `- ${id}`).join('\n') : 'none');
+  md.push('', '### Flaky cases', '', flaky.length ? flaky.map((id) => `- ${id}${disagree.includes(id) ? `: ${answersNote(outcomes.get(id)!)}` : ''}`).join('\n') : 'none');
+  // Repeats in this run, and the history's right-rate where it is not all one way (docs/method.md#noise).
+  const noisy = results.filter((r) => (r.repeats?.length ?? 0) > 0 || ((input.noise?.get(r.id)?.rate ?? 1) % 1 !== 0));
+  if (noisy.length > 0) {
+    md.push('', '### Noise', '', '<!-- Each case re-run here (its answers, first one first) or whose answers on this prose and memory disagree. -->');
+    for (const r of noisy) {
+      const o = outcomes.get(r.id)!;
+      const h = input.noise?.get(r.id);
+      const here = (r.repeats?.length ?? 0) > 0 ? `answers here ${o.answers.join(', ')}: ${o.rate === null ? 'none graded' : `${o.right}/${o.n} right`}, the majority says ${o.verdict}; ` : '';
+      md.push(`- ${r.id}: ${here}on this prose and memory ${h ? noiseLine(h) : 'nothing before'}`);
+    }
+  }
   md.push('', '### Regressed recheck cases', '', regressed.length ? regressed.map((id) => `- ${id}`).join('\n') : 'none');
 
   if (isFinal) {
@@ -256,9 +284,11 @@ export function draftFindings(input: DraftInput): Draft {
   } else {
     md.push('', '## Memory review', '');
     const nm = input.passingNomem;
+    const cost = nm ? memoryCost(results, nm.results, { with: input.noise, without: input.passingNoise }) : null;
     md.push(nm
       ? `- tokens with memory ${fmt(tokens)} vs without ${fmt(nm.tokens)} (${nm.name}): saving ${nm.tokens === 0 ? 'n/a' : `${Math.round((1 - tokens / nm.tokens) * 100)}%`}.`
       : `- tokens with memory ${fmt(tokens)}; no passing no-memory run to compare with.`);
+    if (cost && (cost.margin !== 0.1 || results.some((r) => r.repeats?.length))) md.push(`- compared as medians of each case's answers: ${fmt(cost.tokens)} vs ${fmt(cost.without)}, noise margin ${Math.round(cost.margin * 100)}%: ${cost.ok ? 'not above' : 'above'} the no-memory run's.`);
     md.push(`- memory reads ${fmt(sum(results, (r) => r.memoryReads))}; memory writes ${fmt(sum(results, (r) => r.memoryWrites.added + r.memoryWrites.changed + r.memoryWrites.deleted))}; saved twice ${savedTwice}${savedTwice > 0 ? ' (must be 0 to pass: edit the memory policy)' : ''}.`);
   }
   if (!isFinal) {
@@ -276,7 +306,12 @@ export function draftFindings(input: DraftInput): Draft {
     }
     md.push(`- \`${p.change.replace(/`/g, "'")}\`${p.why.length ? ` — why: ${p.why.join('; ')}` : ''}${p.expect.length ? `; expect: ${p.expect.join('; ')}` : ''} (cases: ${p.cases.join(', ')})`);
   }
-  return { verdict, markdown: `${md.join('\n')}\n`, verdicts, difficult, costly, flaky, regressed, proposals, ...(held ? { heldOut: held } : {}) };
+  return { verdict, markdown: `${md.join('\n')}\n`, verdicts, difficult, costly, flaky, regressed, proposals, outcomes, ...(held ? { heldOut: held } : {}) };
+}
+
+/** `2/4 right on the same prose (right, wrong, right, wrong)`. */
+function answersNote(o: Outcome): string {
+  return `its answers disagree on the same prose: ${o.right}/${o.n} right (${o.answers.join(', ')})`;
 }
 
 export interface ParsedFindings {

@@ -31,6 +31,8 @@ export interface Grade {
   heldOut?: Score;
   /** The prose the branch held once this grade was recorded (its reverts applied); null in older histories. */
   prose: string | null;
+  /** Cases the grade put on the difficult list as `flaky` (docs/method.md#noise): their wrong answer unconfirms no edit that fixed its aim. */
+  flaky?: string[];
 }
 
 /** The latest baseline: the original prose's results (docs/held-out.md). */
@@ -211,6 +213,7 @@ export function editsTriedBy(state: TuningState, run: RunState, among: readonly 
  */
 export function confirmsEdit(
   state: TuningState, edit: EditState, run: RunState, wrong: readonly string[], verdict: Verdict | null = run.grade?.verdict ?? null,
+  flaky: readonly string[] = run.grade?.flaky ?? [],
 ): boolean {
   const before = state.runs.get(edit.run);
   const nowWrong = new Set(wrong);
@@ -220,7 +223,9 @@ export function confirmsEdit(
   const turnedRight = (id: string) =>
     run.cases.includes(id) && !nowWrong.has(id) && (wasWrong.has(id) || (halfShort && before!.cases.includes(id)));
   const fixedOne = edit.aims.some(turnedRight);
-  const brokeOne = wasRight.some((id) => nowWrong.has(id));
+  // A flaky case (its answers disagree on the same prose) does not unconfirm an edit that fixed what it aimed at (docs/method.md#noise).
+  const noisy = new Set(fixedOne ? flaky : []);
+  const brokeOne = wasRight.some((id) => nowWrong.has(id) && !noisy.has(id));
   return fixedOne && !brokeOne;
 }
 
@@ -339,9 +344,9 @@ function applyKeep(state: TuningState, keep: Keep, oid: string): void {
  * and the final check's settle none: the grade then reverts these, or keeps
  * the ones a person names.
  */
-export function unconfirmedAtGrade(state: TuningState, run: RunState, wrong: readonly string[], verdict: Verdict): EditState[] {
+export function unconfirmedAtGrade(state: TuningState, run: RunState, wrong: readonly string[], verdict: Verdict, flaky: readonly string[] = []): EditState[] {
   if (run.half === null || verdict === 'VOID' || run.void !== null) return [];
-  const tried = run.grade === null ? editsTriedBy(state, run).filter((e) => !confirmsEdit(state, e, run, wrong, verdict)) : [];
+  const tried = run.grade === null ? editsTriedBy(state, run).filter((e) => !confirmsEdit(state, e, run, wrong, verdict, flaky)) : [];
   const untried = state.edits.filter((e) => e.untried && e.status === 'unconfirmed');
   return [...untried, ...tried].sort((a, b) => a.index - b.index);
 }
@@ -359,8 +364,8 @@ export interface GradeSettlement {
  * also name an edit already standing unconfirmed (a history written before
  * grades reverted). Pure: the grade applies it.
  */
-export function settleAtGrade(state: TuningState, run: RunState, wrong: readonly string[], verdict: Verdict, keep: readonly string[]): GradeSettlement {
-  const settling = unconfirmedAtGrade(state, run, wrong, verdict);
+export function settleAtGrade(state: TuningState, run: RunState, wrong: readonly string[], verdict: Verdict, keep: readonly string[], flaky: readonly string[] = []): GradeSettlement {
+  const settling = unconfirmedAtGrade(state, run, wrong, verdict, flaky);
   const keepable = [...settling, ...state.edits.filter((e) => e.status === 'unconfirmed' && !settling.includes(e))];
   const kept: EditState[] = [];
   const problems: string[] = [];
@@ -513,7 +518,11 @@ function applyStep(state: TuningState, step: Step, commit: HistoryCommit, index:
         break;
       }
       const first = run.grade === null;
-      run.grade = { verdict: step.verdict, wrong: step.wrong, review: step.review, oid: commit.oid, index, prose: step.prose ?? null, ...(step.heldOut ? { heldOut: step.heldOut } : {}) };
+      const flaky = step.flaky ?? [];
+      run.grade = {
+        verdict: step.verdict, wrong: step.wrong, review: step.review, oid: commit.oid, index, prose: step.prose ?? null,
+        ...(step.heldOut ? { heldOut: step.heldOut } : {}), ...(flaky.length > 0 ? { flaky } : {}),
+      };
       // Graded last of all: what an edit made now responds to.
       if (run.half !== null) ix.latestGraded = run;
       if (first) settleEdits(state, run, ix);

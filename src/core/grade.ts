@@ -72,6 +72,8 @@ export interface GradeDecision {
   notes: Map<string, string[]>;
   /** The edits this grade reverts (each a revert commit before it) and keeps on purpose. */
   settlement: GradeSettlement;
+  /** Cases known flaky in this run (added as flaky now, or listed flaky): none of them unconfirms an edit that fixed its aim (docs/method.md#noise). */
+  flaky: string[];
 }
 
 /** Whether finished findings can be recorded as the run's grade, and what the grade settles. */
@@ -104,7 +106,8 @@ export function decideGrade(input: FindingsInput): GradeDecision | Refusal {
   }
   const wrong = [...parsed.cases].filter(([, v]) => v === 'wrong').map(([id]) => id);
   // Edits settle at grading: what the run did not confirm is reverted before the grade commit, unless kept.
-  const settlement = settleAtGrade(state, run, wrong, verdict, keep);
+  const flaky = flakyAtGrade(state, run, difficult);
+  const settlement = settleAtGrade(state, run, wrong, verdict, keep, flaky);
   if (settlement.problems.length > 0) {
     return refusal('usage', 'bad-keep', `--keep names ${settlement.problems.length === 1 ? 'an edit' : 'edits'} this grade cannot keep`, 'git tune status   # lists each edit and where it stands', settlement.problems);
   }
@@ -116,13 +119,21 @@ export function decideGrade(input: FindingsInput): GradeDecision | Refusal {
       .filter((d): d is Extract<DifficultChange, { op: 'add' }> => d.op === 'add')
       .map((d, i) => ({ id: d.id, reason: d.reason, batch: run.batch, fixed: false, index: Number.MAX_SAFE_INTEGER - i }));
     const withAdded = { ...state, difficult: [...state.difficult, ...added] };
-    const breaks = passedRuleBreaks({ state: withAdded, run, maxRuns: input.maxRuns, maxRetries: input.maxRetries, review, wrong, settling, ...(input.prose !== undefined ? { prose: input.prose } : {}) });
+    const breaks = passedRuleBreaks({ state: withAdded, run, maxRuns: input.maxRuns, maxRetries: input.maxRetries, review, wrong, settling, flaky, ...(input.prose !== undefined ? { prose: input.prose } : {}) });
     if (breaks.length > 0) {
       return refusal('history', 'passed-refused', `PASSED is refused for ${run.name}`, breaks[0]!.fix,
         breaks.map((b) => `rule ${b.rule}: ${b.message} (fix: ${b.fix})${b.rule === 'review' ? `; the section is \`${reviewHeading(run)}\`` : ''}`));
     }
   }
-  return { verdict, wrong, review, difficult, notes: lines.notes, settlement };
+  return { verdict, wrong, review, difficult, notes: lines.notes, settlement, flaky };
+}
+
+/** The run's cases known flaky at its grade: the findings add them as `flaky`, or the list holds them so. */
+export function flakyAtGrade(state: TuningState, run: RunState, difficult: readonly DifficultChange[]): string[] {
+  if (run.half === null) return [];
+  const added = difficult.filter((d) => d.op === 'add' && d.reason === 'flaky').map((d) => d.id);
+  const listed = state.difficult.filter((d) => !d.fixed && d.reason === 'flaky').map((d) => d.id);
+  return [...new Set([...added, ...listed])].filter((id) => run.cases.includes(id)).sort();
 }
 
 /** The grade step: its trailers, and a subject that says the verdict (and the one it replaces). */
@@ -132,6 +143,8 @@ export function gradeStep(tuning: string, run: RunState, d: GradeDecision, keep:
     step: {
       step: 'grade', tuning, run: run.name, verdict: d.verdict, wrong: d.wrong, review: d.review, difficult: d.difficult,
       ...(keep ? { keep } : {}),
+      // Only a first grade settles edits; a regrade's flaky cases change nothing.
+      ...(d.flaky.length > 0 && !run.grade ? { flaky: d.flaky } : {}),
       // The final check's held-out set (docs/held-out.md): the README and the PR comment read it from here.
       ...(heldOut && run.half === null ? { heldOut } : {}),
       // The prose the branch holds after this grade: the half passes on a run of it (src/core/basis.ts).

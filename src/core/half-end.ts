@@ -4,6 +4,7 @@ import type { CaseResult } from '../contracts/result.js';
 import { isJudgeOutput } from './findings.js';
 import type { RunState, TuningState } from './fold.js';
 import { median } from './report.js';
+import { costlyCases, memoryCost } from './noise.js';
 import type { RuleBreak } from './rules.js';
 
 /**
@@ -34,21 +35,19 @@ export function shortCases(run: RunState, results: readonly CaseResult[], passin
     const memory = passing !== null && !passing.run.grade!.wrong.includes(id);
     out.push({ id, reason: memory ? 'memory' : 'wrong', note: memory ? `right without memory (${passing.run.name}), wrong with it` : `still wrong after ${run.name}` });
   }
-  const sum = (rs: Iterable<CaseResult>) => [...rs].reduce((n, r) => n + r.tokens, 0);
   if (run.half === 'mem') {
     for (const r of results) {
       if (r.memoryWrites.savedTwice > 0) out.push({ id: r.id, reason: 'memory', note: `saved ${r.memoryWrites.savedTwice} fact(s) twice in ${run.name}` });
     }
-    // Saving too little (docs/method.md#grading: not above the passing no-memory run's tokens, 10% noise allowed): the cases no cheaper with memory.
-    if (passing && sum(results) > sum(without.values()) * 1.1) {
+    // Saving too little (docs/method.md#noise: medians, above the passing no-memory run's tokens by more than the noise): the cases no cheaper with memory.
+    if (passing && !memoryCost(results, passing.results).ok) {
       for (const r of results) {
         const before = without.get(r.id);
         if (before && r.tokens >= before.tokens) out.push({ id: r.id, reason: 'memory', note: `no cheaper with memory in ${run.name}: ${r.tokens} tokens, ${before.tokens} without (${passing.run.name})` });
       }
     }
   } else {
-    const calls = median(results.map((r) => r.llmCalls));
-    for (const r of results) if (calls > 0 && r.llmCalls > 2 * calls) out.push({ id: r.id, reason: 'costly', note: `${r.llmCalls} llm calls in ${run.name}, more than 2x the median (${calls})` });
+    for (const c of costlyCases(results)) out.push({ id: c.id, reason: 'costly', note: `${c.calls} llm calls in ${run.name}, more than 2x the median (${c.median})` });
   }
   return out.filter((s, i) => out.findIndex((o) => o.id === s.id) === i);
 }

@@ -520,10 +520,14 @@ function renderDifficult(input: ReadmeInput): string {
   const view = viewDifficult(input.state, maxRetries);
   const lines = ['## Difficult cases', ''];
   if (view.length === 0) return [...lines, 'None.'].join('\n');
-  lines.push('| case | reason | status | added in batch | retries |', '| --- | --- | --- | ---: | ---: |');
+  lines.push('| case | reason | status | added in batch | retries | right in runs |', '| --- | --- | --- | ---: | ---: | ---: |');
   const order = { open: 0, stuck: 1, fixed: 2 } as const;
+  // Its right-rate from the history (docs/method.md#noise): the graded runs that held it, each by the majority of its answers.
+  const graded = [...input.state.runs.values()].filter((r) => r.grade && !isVoidRun(r));
   for (const e of [...view].sort((a, b) => order[a.status] - order[b.status] || a.index - b.index)) {
-    lines.push(`| ${code(e.id)} | ${e.reason} | ${e.status} | ${e.batch} | ${retriesText(e, maxRetries)} |`);
+    const held = graded.filter((r) => r.cases.includes(e.id));
+    const right = held.filter((r) => !r.grade!.wrong.includes(e.id)).length;
+    lines.push(`| ${code(e.id)} | ${e.reason} | ${e.status} | ${e.batch} | ${retriesText(e, maxRetries)} | ${held.length ? `${right} of ${held.length}` : '–'} |`);
   }
   return lines.join('\n');
 }

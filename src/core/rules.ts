@@ -27,6 +27,8 @@ export interface PassedRuleInput {
   settling?: readonly string[];
   /** The prose the branch holds once the grade being recorded is (its reverts applied); default: the recorded grade's. */
   prose?: string | null;
+  /** Cases known flaky in this run (docs/method.md#noise): none unconfirms an edit that fixed its aim. */
+  flaky?: readonly string[];
 }
 
 export function reviewHeading(run: RunState): string {
@@ -53,7 +55,7 @@ export function passedRuleBreaks(input: PassedRuleInput): RuleBreak[] {
   const pending = edits.filter((e) => e.status === 'pending' && e.index > run.startIndex);
   // A first grade settles the edits this run tried: judge them as it will record them.
   const tried = run.grade === null
-    ? editsTriedBy(state, run).filter((e) => !settling.has(e.oid) && !confirmsEdit(state, e, run, wrong, 'PASSED'))
+    ? editsTriedBy(state, run).filter((e) => !settling.has(e.oid) && !confirmsEdit(state, e, run, wrong, 'PASSED', input.flaky ?? []))
     : [];
   const unconfirmed = [...edits.filter((e) => e.status === 'unconfirmed'), ...tried];
   const atLimit = countedRuns(halfRuns(state, run.batch, run.half)) >= input.maxRuns;

@@ -57,6 +57,7 @@ export type StepData =
       step: 'grade'; run: string; verdict: Verdict; wrong: string[]; review: boolean; keep?: Keep; heldOut?: Score;
       /** The prose the branch holds once this grade (and the reverts before it) is recorded: a half passes on a run of it (docs/method.md#noise). */
       prose?: string;
+      flaky?: string[];
     }
   | {
       /** The original prose (the init commit's) run on the selection and the held-out set (docs/held-out.md). */
@@ -181,6 +182,7 @@ function stepTrailers(step: Step): Trailer[] {
       }
       if (step.heldOut) t.push(['Tune-Held-Out-Score', formatScore(step.heldOut)]);
       if (step.prose !== undefined) t.push(['Tune-Prose', step.prose]);
+      if (step.flaky?.length) t.push(['Tune-Flaky', formatIds(step.flaky)]);
       break;
     case 'baseline':
       t.push(['Tune-Baseline-Of', step.init], ['Tune-Selection-Score', formatScore(step.selection)]);
@@ -392,6 +394,7 @@ function stepOf(trailers: readonly Trailer[]): Step | null {
         ...(kept.length > 0 ? { keep: { edits: kept, why: get('tune-keep-why') ?? '', by: get('tune-kept-by') ?? '' } } : {}),
         ...(heldOut ? { heldOut } : {}),
         ...(prose !== undefined ? { prose } : {}),
+        ...(get('tune-flaky') ? { flaky: parseIds(get('tune-flaky')) } : {}),
       };
     }
     case 'baseline': {

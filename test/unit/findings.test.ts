@@ -150,7 +150,7 @@ describe('draftFindings', () => {
   });
 
   it('with memory: PASSED needs every case right, saved twice 0 and tokens within 10% of the passing no-memory run; the saving is reported', () => {
-    const passingNomem = { name: 'batch01-nomem-run3', tokens: 10000, results: [result('a'), result('b')], wrong: [] };
+    const passingNomem = { name: 'batch01-nomem-run3', tokens: 10000, results: [result('a', { tokens: 5000 }), result('b', { tokens: 5000 })], wrong: [] };
     const cheap = draftFindings(input({ run: mem1, passingNomem, results: [result('a', { tokens: 1500, memoryReads: 2 }), result('b', { tokens: 1500 })] }));
     expect(cheap.verdict).toBe('PASSED');
     expect(section(cheap.markdown, '## Memory review')).toBe([
@@ -233,7 +233,7 @@ describe('draftFindings', () => {
     const nomem = draftFindings(input({ difficult: listed }));
     expect(nomem.verdict).toBe('PASSED');
     expect(nomem.difficult.map((x) => `${x.op} ${x.id}`)).toEqual(['fix b']);
-    const mem = draftFindings(input({ run: mem1, difficult: listed, passingNomem: { name: 'batch01-nomem-run1', tokens: 2000, results: [], wrong: [] } }));
+    const mem = draftFindings(input({ run: mem1, difficult: listed, passingNomem: { name: 'batch01-nomem-run1', tokens: 2000, results: [result('a'), result('b')], wrong: [] } }));
     expect(mem.verdict).toBe('PASSED');
     expect(mem.difficult.map((x) => `${x.op} ${x.id}`)).toEqual(['fix a', 'fix b']);
   });

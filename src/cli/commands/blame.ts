@@ -42,11 +42,21 @@ export function renderStory(story: CaseStory): string {
     const turn = r.turned ? `   <- turned ${r.turned}${r.editsBefore.length ? ' after the edits above' : ''}` : '';
     lines.push(`${r.run}  ${r.outcome}${cost ? `  (${cost})` : ''}${turn}`);
     if (r.answer !== undefined) lines.push(`    answer: ${answerText(r.answer)}`);
+    if (r.answers) lines.push(`    re-run in this run: ${r.answers.join(', ')} (the majority decides)`);
   }
   if (story.editsSince.length) {
     lines.push('since its last run (not tried on it yet):');
     for (const e of story.editsSince) lines.push(editLine(e, false));
   }
   for (const d of story.difficult) lines.push(`difficult list: added in batch ${d.batch} (${d.reason})${d.fixed ? ', fixed since' : ''}`);
+  if (story.noise) lines.push(noiseText(story.noise));
   return lines.join('\n');
+}
+
+/** The case's right-rate and token spread over every recorded answer (docs/method.md#noise). */
+function noiseText(n: NonNullable<CaseStory['noise']>): string {
+  const fmt = (x: number) => Math.round(x).toLocaleString('en-US');
+  const rate = n.rate === null ? 'no answer graded' : `${n.right}/${n.n} answers right (${Math.round(n.rate * 100)}%)`;
+  const tokens = n.tokens ? `; tokens median ${fmt(n.tokens.median)}${n.tokens.n > 1 ? `, ${fmt(n.tokens.min)}–${fmt(n.tokens.max)}` : ''}` : '';
+  return `noise: ${rate} over ${n.runs} run${n.runs === 1 ? '' : 's'}${tokens}${n.slips ? '; its answers disagreed on the same prose and memory (it slips)' : ''}`;
 }

@@ -25,12 +25,22 @@ export interface ShowOptions {
 }
 
 async function run(io: CommandIO, runName: string, caseId: string | undefined, opts: ShowOptions): Promise<void> {
-  const [{ readRunResults, requireRun }, { openTuning }, { caseRows, renderCaseTable, rightText }, { readCaseLog, readKeptFiles, readKeptFilesIn }, { RunStore }, { keptWorkspaceDir }] = await Promise.all([
-    import('../../app/results.js'), import('../../app/tuning.js'), import('../../core/report.js'), import('../../run/logs.js'), import('../../run/store.js'), import('../../run/case.js'),
+  const [{ readRunResults, readRunJudge, requireRun }, { openTuning }, { caseRows, renderCaseTable, rightText }, { readCaseLog, readKeptFiles, readKeptFilesIn }, { RunStore }, { keptWorkspaceDir }, { caseOutcome, answersOf, answerVerdict }] = await Promise.all([
+    import('../../app/results.js'), import('../../app/tuning.js'), import('../../core/report.js'), import('../../run/logs.js'), import('../../run/store.js'), import('../../run/case.js'), import('../../core/noise.js'),
   ]);
+  /** A case's repeats (docs/method.md#noise): the majority and each answer. */
+  const repeatLines = (r: import('../../contracts/result.js').CaseResult, judge: import('../../contracts/judge.js').JudgeFile): string[] => {
+    if (!r.repeats?.length) return [];
+    const o = caseOutcome(r, judge);
+    return [
+      `repeats: re-run ${r.repeats.length} time${r.repeats.length === 1 ? '' : 's'} on the same prose; ${o.right}/${o.n} right${o.rate === null ? '' : ` (${Math.round(o.rate * 100)}%)`}: the majority says ${o.verdict}${o.flaky ? ' (flaky: the answers disagree)' : ''}`,
+      ...answersOf(r).slice(1).map((a) => `  repeat ${a.n}: ${answerVerdict(r.id, a, judge)}, tokens ${a.result.tokens}, llm calls ${a.result.llmCalls}; answer: ${typeof a.result.answer === 'string' ? a.result.answer : JSON.stringify(a.result.answer)}`),
+    ];
+  };
   const tuning = await openTuning(io.cwd, opts.tuning);
   const state = requireRun(tuning, runName);
   const data = await readRunResults(tuning, runName);
+  const judge = await readRunJudge(tuning, runName);
   const verdict = state.grade?.verdict ?? (state.void ? 'VOID' : null);
   if (!caseId) {
     if (opts.log) throw usageError('log-needs-case', '--log shows one case: name it', `git tune show ${runName} <case> --log`);
@@ -61,10 +71,20 @@ async function run(io: CommandIO, runName: string, caseId: string | undefined, o
     const [stdout, stderr] = [await read('stdout'), await read('stderr')];
     const raw = data.finished ? await readCaseLog(tuning.repo, tuning.name, runName, caseId, 'result.json') : null;
     const kept = data.finished ? await readKeptFiles(tuning.repo, tuning.name, runName, caseId) : await readKeptFilesIn(keptWorkspaceDir(store.logDir, caseId));
-    if (opts.json) printJson(io, { run: runName, case: caseId, stdout, stderr, result: raw, transcript, workspace: kept });
+    // Each repeat's logs, under <case>/repeat-<n>/ in the logs ref (docs/method.md#noise).
+    const repeats = [];
+    for (const rep of data.finished ? (result?.repeats ?? []) : []) {
+      const at = `${caseId}/repeat-${rep.n}`;
+      repeats.push({
+        n: rep.n, stdout: await readCaseLog(tuning.repo, tuning.name, runName, at, 'stdout'), stderr: await readCaseLog(tuning.repo, tuning.name, runName, at, 'stderr'),
+        result: await readCaseLog(tuning.repo, tuning.name, runName, at, 'result.json'),
+      });
+    }
+    if (opts.json) printJson(io, { run: runName, case: caseId, stdout, stderr, result: raw, transcript, workspace: kept, repeats });
     else {
       io.out(`--- stdout\n${stdout ?? '(none kept)'}\n--- stderr\n${stderr ?? '(none kept)'}${raw ? `\n--- result.json\n${raw}` : ''}${transcript ? `\n--- transcript.jsonl\n${transcript}` : ''}`);
       for (const f of kept) io.out(`--- workspace/${f.path}\n${f.text}`);
+      for (const r of repeats) io.out(`--- repeat-${r.n}/stdout\n${r.stdout ?? '(none kept)'}\n--- repeat-${r.n}/stderr\n${r.stderr ?? '(none kept)'}${r.result ? `\n--- repeat-${r.n}/result.json\n${r.result}` : ''}`);
     }
     return;
   }
@@ -83,6 +103,7 @@ async function run(io: CommandIO, runName: string, caseId: string | undefined, o
     `tokens ${result.tokens}, cost $${result.costUsd.toFixed(4)}, llm calls ${result.llmCalls}, tool calls ${result.toolCalls}, memory reads ${result.memoryReads}, ${(result.durationMs / 1000).toFixed(1)}s, exit ${result.exitCode ?? result.signal}`,
     `memory writes: ${result.memoryWrites.added} added, ${result.memoryWrites.changed} changed, ${result.memoryWrites.deleted} deleted, ${result.memoryWrites.savedTwice} saved twice${result.memoryWrites.refused.length ? `; ignored: ${result.memoryWrites.refused.join(', ')}` : ''}`,
     ...(data.writes[caseId] ?? []).map((w) => `  ${w.op} ${w.path}${w.savedTwice ? ' (saved twice)' : ''}`),
+    ...repeatLines(result, judge),
   ];
   io.out(lines.join('\n'));
 }

@@ -20,7 +20,9 @@ async function run(io: CommandIO, opts: { json?: boolean; tuning?: string }): Pr
   const moves = await listAbandoned(tuning.repo, tuning.name);
   const report = await statusWithRepair(tuning, moves.length === 0 ? [] : stillAbandoned(moves, tuning.commits));
   if (opts.json) {
-    printJson(io, report);
+    // Each case's right-rate and token spread from the history, repeats included (docs/method.md#noise): read for --json only.
+    const { casesNoise } = await import('../../app/noise.js');
+    printJson(io, { ...report, noise: await casesNoise(tuning) });
     return;
   }
   const lines = [

@@ -1,0 +1,60 @@
+import path from 'node:path';
+import type { Case } from '../contracts/dataset.js';
+import type { CaseRepeat, CaseResult } from '../contracts/result.js';
+import { batchNumbered } from '../core/fold.js';
+import { repeatsDue, type FlipDue } from '../core/noise.js';
+import { keptWorkspaceDir } from '../run/case.js';
+import type { CaseLogs } from '../run/logs.js';
+import { RunStore } from '../run/store.js';
+import type { Tuning } from './tuning.js';
+
+/**
+ * A flip is re-run before it decides (docs/method.md#noise): once a run's
+ * cases have all ended, and before its run commit, the cases whose one
+ * answer would decide are run again `noise.repeats` times on the same prose
+ * and memory. Each repeat is a real runner execution kept like a case (a
+ * store of its own, so a stopped run resumes its repeats), recorded in the
+ * case's `repeats` in results.json and its logs under `<run>/<case>/repeat-<n>/`.
+ */
+
+/** Where repeat `n` of a run is kept while the run is not recorded. */
+export const repeatStore = (tuning: Tuning, run: string, n: number) => new RunStore(tuning.repo.gitdir, tuning.name, `${run}.repeat-${n}`);
+
+/** Which cases of the finished first pass are re-run (core decides; the run state and the batch's recheck cases are read here). */
+export function flipsOf(tuning: Tuning, run: string, results: readonly CaseResult[]): FlipDue[] {
+  const state = tuning.state.runs.get(run);
+  if (!state) return [];
+  // By the checks: an error is wrong; a void case says nothing; no checks (null): the judge decides at grading.
+  const now = new Map(results.filter((r) => r.status !== 'void').map((r) => [r.id, r.status === 'error' ? false : r.right]));
+  const recheck = state.half === null ? [] : batchNumbered(tuning.state, state.batch)?.plan.recheck ?? [];
+  return repeatsDue(tuning.state, state, now, recheck);
+}
+
+/** A stored repeat as results.json records it: the case's fields without id and rev, and its number. */
+export function asRepeat(result: CaseResult, n: number): CaseRepeat {
+  const { id: _id, rev: _rev, repeats: _repeats, ...rest } = result;
+  return { ...rest, n };
+}
+
+/** The repeats' logs for the logs ref, each under `<case>/repeat-<n>`. */
+export function repeatLogs(tuning: Tuning, run: string, results: readonly CaseResult[], stores: ReadonlyMap<number, Map<string, { rawResult: string | null }>>): CaseLogs[] {
+  const out: CaseLogs[] = [];
+  for (const r of results) {
+    for (const rep of r.repeats ?? []) {
+      const dir = repeatStore(tuning, run, rep.n).logDir;
+      const safe = r.id.replace(/[^A-Za-z0-9._-]/g, '_');
+      out.push({
+        id: `${r.id}/repeat-${rep.n}`,
+        stdoutFile: path.join(dir, `${safe}.stdout`), stderrFile: path.join(dir, `${safe}.stderr`),
+        transcriptFile: path.join(dir, `${safe}.transcript.jsonl`), workspaceDir: keptWorkspaceDir(dir, r.id),
+        rawResult: stores.get(rep.n)?.get(r.id)?.rawResult ?? null,
+      });
+    }
+  }
+  return out;
+}
+
+/** The cases to run for repeat `n`: the flips not kept yet in its store. */
+export function repeatTodo(due: readonly FlipDue[], stored: ReadonlyMap<string, unknown>, dataset: ReadonlyMap<string, Case>): Case[] {
+  return due.filter((d) => !stored.has(d.id)).map((d) => dataset.get(d.id)!).filter(Boolean);
+}
