@@ -10,6 +10,7 @@
 import { createHash } from 'node:crypto';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CLI, ENV, ROOT, TMP, git } from './lib/fixtures.mjs';
@@ -77,6 +78,7 @@ export function longHistoryScenario({ rounds, few, log = () => {} }) {
   const rows = [];
   const raw = {};
   let strace = null;
+  const loadAtStart = os.loadavg()[0].toFixed(1);
   for (const { cases, label } of SIZES) {
     const dir = imported(cases, log);
     const steps = Number(git(dir, 'rev-list', '--count', BRANCH, '^main').trim());
@@ -118,6 +120,8 @@ export function longHistoryScenario({ rounds, few, log = () => {} }) {
 A \`finetune/\` folder (bench/lib/folder.mjs: batches of 5 new + 2 recheck, each a no-memory run graded MIXED, a confirming run, the candidate, a with-memory run, the checkpoint) imported with \`git tune import\`, its \`.tune/\` tree checked out with one folder per run. Each call a new process; *warm*: the fold cache holds the tip; *no cache*: \`.git/tune/<name>/cache\` removed before the call. \`run\` has nothing due here (every case used): its start, up to the refusal (exit 3). Each cell: wall time, then the ratio to \`git log --format=%B tune/finetune\` plus a bare \`node -e 0\` in the same rounds (the CPU-time ratio beside it). Peak RSS: \`process.resourceUsage().maxRSS\` at exit, the highest of ${few} calls each (next with no cache / status with no cache / run).
 
 ${table(['step commits', 'git log', 'node -e 0', 'next, warm', 'next, no cache', 'status, warm', 'run (its start)', 'peak RSS'], rows)}
+
+Load average (1 min) of the ${os.cpus().length} cores: ${loadAtStart} at the start, ${os.loadavg()[0].toFixed(1)} at the end; other work on the machine stretches wall times and their spreads (the node floor's own spread shows how much), CPU-time ratios less.
 ${strace ? `\nDirectory reads of one warm \`next\` at 1.5k steps (\`strace -f -c\`): ${strace.getdents} getdents64 calls, ${strace.opens} directory opens under \`.tune/${TUNING}/runs/\` (before the temp-file ledgers: 1,296 and 318).` : ''}`;
   return { section, targets, raw };
 }
