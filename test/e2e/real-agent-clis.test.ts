@@ -113,7 +113,8 @@ describe.runIf(realClis)('the real Claude Code and Codex as runner presets', () 
       expect(r.result.answer).toBe('Room 4');
       expect(readdirSync(r.memory!).sort()).toEqual(['the-office.md', 'warranty.md']);
       expect(readFileSync(path.join(r.memory!, 'the-office.md'), 'utf8')).toBe('- When asked about the office, answer: Room 4\n');
-      expect(r.result.memoryReads).toBe(1);
+      // Codex reads and writes through its shell: the command that saved names the folder too, and counts (docs/presets.md).
+      expect(r.result.memoryReads).toBe(cli === 'claude-code' ? 1 : 2);
       expect(r.result.toolCalls).toBeGreaterThanOrEqual(2);
       const next = await runCase(cli, 'what about the warranty?', { memory: { 'warranty.md': '- When asked about warranty, answer: two years\n' } });
       expect(next.result.answer).toBe('two years');

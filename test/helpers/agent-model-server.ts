@@ -125,7 +125,8 @@ function think(turn: Turn, cli: 'claude' | 'codex'): Reply {
     const paths = listed.map((f) => path.join(memory, f));
     return cli === 'claude' ? { calls: paths.map((p) => ({ name: 'Read', input: { file_path: p } })) } : { calls: [shell('read', `cat ${paths.map(q).join(' ')}`)] };
   }
-  const known = rulesIn(turn.text.split(turn.question).join('\n'));
+  // Claude's Read shows a file's lines numbered (`     1\t…`): the text, as the model reads it.
+  const known = rulesIn(turn.text.split(turn.question).join('\n').replace(/^\s*\d+(?:\t|→)/gm, ''));
   const told = toRemember(turn.question);
   const policy = /When told to remember something, save it to memory/i.test(turn.text);
   const auto = AUTO_MEMORY.exec(turn.text)?.[1] ?? null;
