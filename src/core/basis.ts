@@ -26,12 +26,6 @@ export function basisRun(state: TuningState, run: RunState, held: string | null 
   return earlier[earlier.length - 1] ?? null;
 }
 
-/** The cases a half ending on `run` leaves wrong: its basis's (when it has one), else its own. */
-export function basisWrong(state: TuningState, run: RunState, wrong: readonly string[], held?: string | null): string[] {
-  const basis = basisRun(state, run, held === undefined ? (run.grade?.prose ?? null) : held);
-  return basis && basis !== run ? [...basis.grade!.wrong] : [...wrong];
-}
-
 /**
  * The passing no-memory run of a batch: its latest PASSED no-memory run's
  * basis (the run the candidate memory comes from), or null.
