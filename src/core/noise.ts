@@ -1,0 +1,203 @@
+import type { JudgeFile } from '../contracts/judge.js';
+import type { CaseRepeat, CaseResult } from '../contracts/result.js';
+// findings.ts reads the outcomes of this module too; the cycle holds functions only, used at call time.
+import { caseVerdict, type CaseVerdict } from './findings.js';
+
+/**
+ * Noise (docs/method.md#noise): a case's answers (its first answer and the
+ * repeats of it in the same run, on the same prose and memory), the
+ * majority that decides, its right-rate, its token spread, and the margin a
+ * cost comparison needs above that spread. Pure.
+ */
+
+/** One answer of a case in a run: the first (n = 1) or a repeat (n ≥ 2). */
+export interface Answer {
+  n: number;
+  result: CaseResult | CaseRepeat;
+}
+
+/** The judge.json key of repeat `n` of a case (the first answer keeps the case id). Ids never hold `/`. */
+export function repeatKey(id: string, n: number): string {
+  return n === 1 ? id : `${id}/repeat-${n}`;
+}
+
+/** The answers of a case in its run, first answer first. */
+export function answersOf(result: CaseResult): Answer[] {
+  return [{ n: 1, result }, ...(result.repeats ?? []).map((r) => ({ n: r.n, result: r }))];
+}
+
+/** Right, wrong, VOID or ? for one answer, from its checks and its judge verdict (judge.json under `repeatKey`). */
+export function answerVerdict(id: string, answer: Answer, judge: JudgeFile = {}): CaseVerdict {
+  return caseVerdict({ ...answer.result, id, rev: '' } as CaseResult, judge[repeatKey(id, answer.n)]);
+}
+
+export interface Outcome {
+  /** What decides for the case: the majority of its graded answers; a tie goes to the repeats' majority (the first answer is the one that flipped); still tied: wrong. */
+  verdict: CaseVerdict;
+  /** Each answer's verdict, first answer first. */
+  answers: CaseVerdict[];
+  /** Graded answers (right or wrong), and how many were right. */
+  n: number;
+  right: number;
+  /** right / n, or null when no answer was graded. */
+  rate: number | null;
+  /** Its graded answers disagree: the case is `flaky` (docs/method.md#difficult-list). */
+  flaky: boolean;
+}
+
+/** The majority of graded verdicts: right, wrong, or null on a tie (or none). */
+export function majority(verdicts: readonly CaseVerdict[]): 'right' | 'wrong' | null {
+  const right = verdicts.filter((v) => v === 'right').length;
+  const wrong = verdicts.filter((v) => v === 'wrong').length;
+  return right > wrong ? 'right' : wrong > right ? 'wrong' : null;
+}
+
+/** The outcome of verdicts already known, first answer first. */
+export function outcomeOf(answers: readonly CaseVerdict[]): Outcome {
+  const graded = answers.filter((v) => v === 'right' || v === 'wrong');
+  const right = graded.filter((v) => v === 'right').length;
+  const first = answers[0] ?? '?';
+  let verdict: CaseVerdict;
+  if (answers.length <= 1 || first === 'VOID' && graded.length === 0) verdict = first;
+  else if (graded.length === 0) verdict = answers.includes('?') ? '?' : 'VOID';
+  else verdict = majority(graded) ?? majority(answers.slice(1)) ?? 'wrong';
+  // A repeat the checks could not decide and no judge graded leaves the case to a person.
+  if (answers.length > 1 && answers.slice(1).includes('?') && verdict !== 'VOID') verdict = '?';
+  return { verdict, answers: [...answers], n: graded.length, right, rate: graded.length === 0 ? null : right / graded.length, flaky: right > 0 && right < graded.length };
+}
+
+/** A case's majority outcome and right-rate in its run, from its first answer, its repeats and the judge's verdicts on each. */
+export function caseOutcome(result: CaseResult, judge: JudgeFile = {}): Outcome {
+  return outcomeOf(answersOf(result).map((a) => answerVerdict(result.id, a, judge)));
+}
+
+/** right / graded answers of a case in its run (null: none graded). */
+export function rightRate(result: CaseResult, judge: JudgeFile = {}): number | null {
+  return caseOutcome(result, judge).rate;
+}
+
+/** Median, min and max of some numbers (null: none). */
+export interface Spread {
+  n: number;
+  median: number;
+  min: number;
+  max: number;
+}
+
+export function spreadOf(values: readonly number[]): Spread | null {
+  if (values.length === 0) return null;
+  const s = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  const median = s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+  return { n: s.length, median, min: s[0]!, max: s[s.length - 1]! };
+}
+
+/**
+ * The margin a cost comparison needs above the noise: half the measured
+ * spread ((max − min) / median / 2) where at least two answers were measured,
+ * and never below `DEFAULT_MARGIN`, the documented default where none is.
+ */
+export const DEFAULT_MARGIN = 0.1;
+
+export function marginOf(spread: Spread | null): number {
+  if (!spread || spread.n < 2 || spread.median <= 0) return DEFAULT_MARGIN;
+  return Math.max(DEFAULT_MARGIN, (spread.max - spread.min) / spread.median / 2);
+}
+
+/** Whether `now` is above `base` by more than the margin: a cost difference the noise does not explain. */
+export function aboveNoise(now: number, base: number, margin: number): boolean {
+  return now > base * (1 + margin);
+}
+
+/** One observation of a case: a graded answer under some prose and memory (a run's first answer or a repeat). */
+export interface Observation {
+  run: string;
+  /** The prose and memory it ran on (the same key: repeats of each other). */
+  condition: string;
+  verdict: CaseVerdict;
+  tokens: number;
+  llmCalls: number;
+  savedTwice: number;
+}
+
+/** What the history (and in-run repeats) says of one case: its right-rate and spreads, under one condition or all. */
+export interface CaseNoise {
+  id: string;
+  /** Graded answers and right ones. */
+  n: number;
+  right: number;
+  rate: number | null;
+  tokens: Spread | null;
+  llmCalls: Spread | null;
+  /** Answers under one prose and memory disagreed: it slips. */
+  slips: boolean;
+  /** The runs the answers come from. */
+  runs: number;
+}
+
+export function caseNoise(id: string, observations: readonly Observation[]): CaseNoise {
+  const graded = observations.filter((o) => o.verdict === 'right' || o.verdict === 'wrong');
+  const right = graded.filter((o) => o.verdict === 'right').length;
+  const byCondition = new Map<string, Set<CaseVerdict>>();
+  for (const o of graded) byCondition.set(o.condition, (byCondition.get(o.condition) ?? new Set()).add(o.verdict));
+  const measured = observations.filter((o) => o.verdict !== 'VOID');
+  return {
+    id, n: graded.length, right, rate: graded.length === 0 ? null : right / graded.length,
+    tokens: spreadOf(measured.map((o) => o.tokens)), llmCalls: spreadOf(measured.map((o) => o.llmCalls)),
+    slips: [...byCondition.values()].some((s) => s.size > 1),
+    runs: new Set(observations.map((o) => o.run)).size,
+  };
+}
+
+/** The observations of one run's case: each answer, judged as the run's grade and judge.json say. */
+export function observationsOf(run: string, condition: string, result: CaseResult, judge: JudgeFile = {}, gradedWrong?: boolean): Observation[] {
+  return answersOf(result).map((a) => {
+    let verdict = answerVerdict(result.id, a, judge);
+    // The grade recorded the first answer's majority; with no judge verdict at hand, a '?' first answer takes the grade's word.
+    if (a.n === 1 && verdict === '?' && gradedWrong !== undefined && !(result.repeats?.length)) verdict = gradedWrong ? 'wrong' : 'right';
+    return { run, condition, verdict, tokens: a.result.tokens, llmCalls: a.result.llmCalls, savedTwice: a.result.memoryWrites.savedTwice };
+  });
+}
+
+/** One line for a case's noise: `3/4 right (75%) over 2 runs, tokens 1,200 (1,000–1,500)`. */
+export function noiseLine(n: CaseNoise): string {
+  const fmt = (x: number) => Math.round(x).toLocaleString('en-US');
+  const rate = n.rate === null ? 'not graded' : `${n.right}/${n.n} right (${Math.round(n.rate * 100)}%)`;
+  const tokens = n.tokens ? `, tokens ${fmt(n.tokens.median)}${n.tokens.n > 1 ? ` (${fmt(n.tokens.min)}–${fmt(n.tokens.max)})` : ''}` : '';
+  return `${rate} over ${n.runs} run${n.runs === 1 ? '' : 's'}${tokens}${n.slips ? ', slips on the same prose' : ''}`;
+}
+
+/**
+ * Which cases of a run are re-run before it decides (docs/method.md#noise): a
+ * flip whose one answer would decide. Pure: the app gathers what each case
+ * was before and what the run's first answers say (by the checks; a case
+ * the judge alone grades is decided at grading, from the history).
+ */
+export interface FlipInput {
+  /** Case id → right by its checks now (null: the checks cannot say; the judge decides). */
+  now: ReadonlyMap<string, boolean | null>;
+  /** Case id → right or wrong the last time it was graded (the previous run of the batch and half, else its history). */
+  before: ReadonlyMap<string, boolean>;
+  /** Cases an edit since the previous run of the batch and half aims at. */
+  aimed: ReadonlySet<string>;
+  /** An edit was made since the case was last graded (a confirm run), or it is a recheck case. */
+  decides: ReadonlySet<string>;
+  /** Cases known to slip: the history holds right and wrong answers for them (right-rate between 0 and 1). */
+  slips: ReadonlySet<string>;
+}
+
+export interface FlipDue {
+  id: string;
+  why: 'turned-wrong' | 'turned-right';
+}
+
+export function flipsToRepeat(input: FlipInput): FlipDue[] {
+  const due: FlipDue[] = [];
+  for (const [id, right] of input.now) {
+    const was = input.before.get(id);
+    if (right === null || was === undefined) continue;
+    if (was && !right && (input.decides.has(id) || input.aimed.size > 0)) due.push({ id, why: 'turned-wrong' });
+    else if (!was && right && input.aimed.has(id) && input.slips.has(id)) due.push({ id, why: 'turned-right' });
+  }
+  return due;
+}

@@ -1,0 +1,115 @@
+import { describe, expect, it } from 'vitest';
+import type { JudgeFile } from '../../src/contracts/judge.js';
+import type { CaseRepeat, CaseResult } from '../../src/contracts/result.js';
+import {
+  aboveNoise, caseNoise, caseOutcome, DEFAULT_MARGIN, flipsToRepeat, marginOf, observationsOf, outcomeOf, repeatKey, rightRate, spreadOf,
+} from '../../src/core/noise.js';
+
+/** Noise (docs/method.md#noise): majorities, right-rates, spreads, margins and which flips are re-run. Pure. */
+function result(id: string, right: boolean | null, over: Partial<CaseResult> = {}): CaseResult {
+  return {
+    id, rev: 'r1', status: 'ok', answer: 'x', right,
+    checks: right === null ? [] : [{ type: 'contains', pass: right }],
+    usage: [], tokens: 1000, costUsd: 0, llmCalls: 2, toolCalls: 0, memoryReads: 0,
+    memoryWrites: { added: 0, changed: 0, deleted: 0, savedTwice: 0, refused: [] },
+    durationMs: 10, exitCode: 0, signal: null, startedAt: '2026-01-01T00:00:00.000Z',
+    ...over,
+  } as CaseResult;
+}
+function repeat(n: number, right: boolean | null, tokens = 1000): CaseRepeat {
+  const { id: _id, rev: _rev, repeats: _r, ...rest } = result('x', right, { tokens });
+  return { ...rest, n };
+}
+
+describe('caseOutcome: the majority of the first answer and its repeats', () => {
+  it('a single answer is its own outcome, rate 1 or 0', () => {
+    expect(caseOutcome(result('a', true))).toMatchObject({ verdict: 'right', n: 1, right: 1, rate: 1, flaky: false });
+    expect(caseOutcome(result('a', false))).toMatchObject({ verdict: 'wrong', rate: 0, flaky: false });
+    expect(caseOutcome(result('a', null)).verdict).toBe('?');
+  });
+
+  it('a slip outvoted: wrong once, right three times, is right and flaky', () => {
+    const o = caseOutcome(result('a', false, { repeats: [repeat(2, true), repeat(3, true), repeat(4, true)] }));
+    expect(o).toMatchObject({ verdict: 'right', n: 4, right: 3, rate: 0.75, flaky: true });
+    expect(rightRate(result('a', false, { repeats: [repeat(2, true), repeat(3, true), repeat(4, true)] }))).toBe(0.75);
+  });
+
+  it('a tie goes to the repeats (the first answer is the one that flipped); a tie there too is wrong', () => {
+    expect(outcomeOf(['wrong', 'right', 'right', 'wrong']).verdict).toBe('right');
+    expect(outcomeOf(['right', 'wrong', 'wrong', 'right']).verdict).toBe('wrong');
+    expect(outcomeOf(['right', 'wrong']).verdict).toBe('wrong');
+    expect(outcomeOf(['right', 'right', 'right', 'right']).flaky).toBe(false);
+  });
+
+  it('the judge grades each repeat under its own key', () => {
+    const r = result('a', null, { repeats: [repeat(2, null), repeat(3, null)] });
+    const judge = {
+      a: { right: false, rubric: {}, summary: '', proposals: [] },
+      [repeatKey('a', 2)]: { right: true, rubric: {}, summary: '', proposals: [] },
+      [repeatKey('a', 3)]: { right: true, rubric: {}, summary: '', proposals: [] },
+    } as unknown as JudgeFile;
+    expect(repeatKey('a', 2)).toBe('a/repeat-2');
+    expect(caseOutcome(r, judge)).toMatchObject({ verdict: 'right', answers: ['wrong', 'right', 'right'], flaky: true });
+    // Without the repeats' verdicts the case is left to a person.
+    expect(caseOutcome(r, { a: judge.a! }).verdict).toBe('?');
+  });
+
+  it('void answers do not count; all void is VOID', () => {
+    expect(outcomeOf(['VOID', 'right', 'right']).verdict).toBe('right');
+    expect(outcomeOf(['VOID']).verdict).toBe('VOID');
+  });
+});
+
+describe('spreads and margins', () => {
+  it('median, min, max', () => {
+    expect(spreadOf([3, 1, 2, 10])).toEqual({ n: 4, median: 2.5, min: 1, max: 10 });
+    expect(spreadOf([])).toBeNull();
+  });
+  it('the default margin where nothing is measured; half the relative spread where it is wider', () => {
+    expect(marginOf(null)).toBe(DEFAULT_MARGIN);
+    expect(marginOf(spreadOf([1000]))).toBe(DEFAULT_MARGIN);
+    expect(marginOf(spreadOf([1000, 1050]))).toBe(DEFAULT_MARGIN);
+    expect(marginOf(spreadOf([500, 1000, 1500]))).toBe(0.5);
+    expect(aboveNoise(1200, 1000, 0.1)).toBe(true);
+    expect(aboveNoise(1200, 1000, 0.5)).toBe(false);
+  });
+});
+
+describe('caseNoise: repeats from the history', () => {
+  it('right-rate and token spread over runs; slips only when one condition saw both answers', () => {
+    const obs = [
+      ...observationsOf('r1', 'p1', result('a', true, { tokens: 900 })),
+      ...observationsOf('r2', 'p1', result('a', false, { tokens: 1100, repeats: [repeat(2, true, 1000)] })),
+      ...observationsOf('r3', 'p2', result('a', false, { tokens: 2000 })),
+    ];
+    const n = caseNoise('a', obs);
+    expect(n).toMatchObject({ n: 4, right: 2, rate: 0.5, slips: true, runs: 3 });
+    expect(n.tokens).toEqual({ n: 4, median: 1050, min: 900, max: 2000 });
+    const differentProse = caseNoise('a', [...observationsOf('r1', 'p1', result('a', true)), ...observationsOf('r2', 'p2', result('a', false))]);
+    expect(differentProse.slips).toBe(false);
+  });
+  it("a judge-graded case takes the grade's word when its judge verdict is not at hand", () => {
+    expect(observationsOf('r1', 'p', result('a', null), {}, true)[0]!.verdict).toBe('wrong');
+    expect(observationsOf('r1', 'p', result('a', null), {}, false)[0]!.verdict).toBe('right');
+  });
+});
+
+describe('flipsToRepeat: which answers decide something', () => {
+  const base = { aimed: new Set<string>(), decides: new Set<string>(), slips: new Set<string>() };
+  it('right before, wrong now, after an edit or as a recheck case', () => {
+    const now = new Map<string, boolean | null>([['a', false], ['b', false], ['c', true]]);
+    const before = new Map([['a', true], ['b', false], ['c', true]]);
+    expect(flipsToRepeat({ ...base, now, before, decides: new Set(['a']) })).toEqual([{ id: 'a', why: 'turned-wrong' }]);
+    // No edit, not a recheck case: nothing hangs on it.
+    expect(flipsToRepeat({ ...base, now, before })).toEqual([]);
+  });
+  it('an aimed case turned right, only when it is known to slip', () => {
+    const now = new Map<string, boolean | null>([['a', true]]);
+    const before = new Map([['a', false]]);
+    expect(flipsToRepeat({ ...base, now, before, aimed: new Set(['a']) })).toEqual([]);
+    expect(flipsToRepeat({ ...base, now, before, aimed: new Set(['a']), slips: new Set(['a']) })).toEqual([{ id: 'a', why: 'turned-right' }]);
+  });
+  it('a case the checks cannot grade is left to grading', () => {
+    expect(flipsToRepeat({ ...base, now: new Map([['a', null]]), before: new Map([['a', true]]), decides: new Set(['a']) })).toEqual([]);
+  });
+});
