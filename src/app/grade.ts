@@ -4,6 +4,7 @@ import { judgeFileSchema, type JudgeFile } from '../contracts/judge.js';
 import type { CaseResult } from '../contracts/result.js';
 import { stuckEntries, viewDifficult } from '../core/difficult.js';
 import { draftFindings, setVerdict, type Draft } from '../core/findings.js';
+import { finalLine, type FinalRule } from '../core/final-rate.js';
 import { batchNumbered, isVoidRun, type EditState, type RunState, type TuningState } from '../core/fold.js';
 import { decideGrade, gradeRun, gradeStep, keepOptionsRefusal, parseVerdictOption, settleReason } from '../core/grade.js';
 import type { DifficultChange, Keep, Score, Verdict } from '../core/steps.js';
@@ -110,7 +111,7 @@ export async function draftFor(tuning: Tuning, run: RunState, env: Env, rejudge 
       memory: view.filter((e) => e.status !== 'fixed' && e.reason === 'memory').map((e) => e.id),
     },
     aimedSince,
-    ...(run.half === null ? { final: { stuck: stuckEntries(view).map((e) => e.id), rightInBatch: rightInBatch(state), heldOut: await heldOutInput(tuning) } } : {}),
+    ...(run.half === null ? { final: { stuck: stuckEntries(view).map((e) => e.id), rightInBatch: rightInBatch(state), heldOut: await heldOutInput(tuning), maxStuckShare: config.maxStuckShare } } : {}),
   });
   return { draft, judge };
 }
@@ -149,6 +150,8 @@ export interface GradeOutcome {
   kept: Array<{ edit: string; by: string; why: string }>;
   /** A final check with a held-out set: its lines, the side by side and the drop rule's outcome (docs/held-out.md). */
   heldOut?: string[];
+  /** The final check: right / wrong / stuck with counts and ids, the rate and its interval, next to the verdict recorded. */
+  final?: string;
 }
 
 /** `git tune grade [--verdict X]`: validate the findings and record the grade commit. */
@@ -166,6 +169,7 @@ export async function recordGrade(
   let judge: JudgeFile | null = null;
   let heldOut: Score | undefined;
   let heldLines: string[] | undefined;
+  let finalRule: FinalRule | undefined;
   if (text === null || run.half === null) {
     // The final check grades itself from checks and the judge; a --verdict starts from the draft.
     if (text === null && run.half !== null && forced === undefined) {
@@ -176,6 +180,7 @@ export async function recordGrade(
       text = text ?? made.draft.markdown;
       judge = made.judge;
       heldOut = made.draft.heldOut?.heldOut;
+      finalRule = made.draft.final?.rule;
       const held = made.draft.heldOut;
       if (held) {
         const input = await heldOutInput(tuning);
@@ -213,6 +218,12 @@ export async function recordGrade(
     reverted: reverts.edits.map((e, i) => ({ edit: e.oid, commit: oids[i]!, files: reverts.files[i]!, why: settleReason(e, run) })),
     kept: settlement.keep.map((e) => ({ edit: e.oid, by: keepStep!.by, why: keepStep!.why })),
     ...(heldLines ? { heldOut: heldLines } : {}),
+    ...(finalRule ? {
+      final: finalLine({
+        verdict, right: finalRule.right.length, total: finalRule.total,
+        wrong: finalRule.wrong, stuck: finalRule.stuck, why: verdict === 'VERIFIED' ? [] : finalRule.why,
+      }),
+    } : {}),
   };
 }
 

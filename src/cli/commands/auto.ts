@@ -139,7 +139,7 @@ function parseCeiling(text: string | undefined, flag: string, integer: boolean):
 const usd = (n: number) => `$${n.toFixed(4)}`;
 
 function renderAll(result: AllResult): string {
-  const rows = result.tunings.map((r) => [r.tuning, r.outcome.replace('-', ' '), r.steps.length, r.spent.tokens.toLocaleString('en-US'), usd(r.spent.costUsd), r.message]);
+  const rows = result.tunings.map((r) => [r.tuning, r.outcome.replace('-', ' '), r.steps.length, r.spent.tokens.toLocaleString('en-US'), usd(r.spent.costUsd), r.final ? `${r.message}; ${r.final}` : r.message]);
   rows.push(['total', '', '', result.spent.tokens.toLocaleString('en-US'), usd(result.spent.costUsd), '']);
   const lines = [table(['tuning', 'outcome', 'steps', 'tokens', 'cost', 'why'], rows)];
   for (const s of result.skipped) lines.push(`skipped tune/${s.tuning}: ${s.why}`);
@@ -147,7 +147,7 @@ function renderAll(result: AllResult): string {
 }
 
 const renderOne = (r: AutoResult) =>
-  `${r.tuning}: ${r.outcome}: ${r.message} (${r.steps.length} step${r.steps.length === 1 ? '' : 's'}, ${r.spent.tokens.toLocaleString('en-US')} tokens, ${usd(r.spent.costUsd)})`;
+  `${r.tuning}: ${r.outcome}: ${r.message} (${r.steps.length} step${r.steps.length === 1 ? '' : 's'}, ${r.spent.tokens.toLocaleString('en-US')} tokens, ${usd(r.spent.costUsd)})${r.final ? `; ${r.final}` : ''}`;
 
 /** `--max-minutes N`: a number of minutes above 0 (fractions allowed). */
 export function parseMinutes(text: string | undefined): number | null {

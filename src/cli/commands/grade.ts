@@ -52,7 +52,7 @@ async function run(io: CommandIO, opts: GradeOptions): Promise<void> {
   await printDone(io, opts, outcome, [
     ...outcome.reverted.map((r) => `reverted ${r.edit.slice(0, 7)} with ${r.commit.slice(0, 7)} (${r.why}): ${r.files.join(', ') || 'no prose file'}`),
     ...outcome.kept.map((k) => `kept ${k.edit.slice(0, 7)} (unconfirmed) on purpose: ${k.why} (${k.by})`),
-    `${outcome.run}: ${outcome.verdict}${outcome.wrong.length ? ` (wrong: ${outcome.wrong.join(', ')})` : ''}`,
+    outcome.final ? `${outcome.run}: ${outcome.final}` : `${outcome.run}: ${outcome.verdict}${outcome.wrong.length ? ` (wrong: ${outcome.wrong.join(', ')})` : ''}`,
     ...outcome.difficult.map((d) => `  difficult ${d.op} ${d.id}${d.op === 'add' ? ` (${d.reason})` : ''}`),
     ...(outcome.heldOut ?? []).map((line) => `  ${line}`),
   ]);
