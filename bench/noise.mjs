@@ -40,13 +40,15 @@ built from a run whose prose the branch no longer holds; the final verdict is ri
 exactly when every wrong answer is a slip or a stuck case (and the stuck cases are within
 maxStuckShare). Runs are run commits (the final check's included); case runs are every answer the
 runner gave (repeats included). ${seeds.length} seeds a rate, ${specs.length} tunings, ${seconds} s on
-${os.cpus().length} cores (load at start ${os.loadavg()[0].toFixed(1)}).
+${os.cpus().length} cores (load at start ${os.loadavg()[0].toFixed(1)}), measured by \`npm run bench -- --only noise${seeds.length <= 2 ? ' --quick' : ''}\`
+on ${new Date().toISOString().slice(0, 10)}. The targets (docs/method.md#noise) are asserted by
+\`test/e2e/noise-trajectory.test.ts\` over two seeds.
 
 ${table(rows)}
 
 ${found.map((t) => `- ${t.met ? 'met' : '**not met**'}: ${t.what} (${t.value === null ? 'n/a' : Number.isInteger(t.value) ? t.value : t.value.toFixed(2)})`).join('\n')}
 
-Per trajectory (rate, seed: closing line):
+Per trajectory:
 
 ${scores.map((s) => `- ${Math.round(s.rate * 100)}%, seed ${s.seed}: ${s.wrongDecisions} of ${s.decisions} edit decisions wrong, ${s.runs} runs, ${s.caseRuns} case runs; ${s.final ? `final check ${s.final.verdict} (wrong: ${s.final.wrong.join(', ') || 'none'}; slips: ${s.final.slips.join(', ') || 'none'}; stuck: ${s.final.stuck.join(', ') || 'none'})` : `not finished: ${s.closing}`}`).join('\n')}
 `;
