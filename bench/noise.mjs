@@ -19,11 +19,11 @@ export async function noiseScenario({ seeds, log, tmp, parallel = Math.max(1, Ma
   mkdirSync(root, { recursive: true });
   try {
     const started = Date.now();
-    const template = makeTemplate(root);
+    const template = await makeTemplate(root);
     const specs = RATES.flatMap((rate) => seeds.map((seed) => ({ rate, seed: String(seed) })));
     log(`  ${specs.length} trajectories (${RATES.map((r) => `${r * 100}%`).join(', ')} slips × seeds ${seeds.join(', ')}), ${parallel} at a time …`);
     const runs = await runAll(template, specs, { tmp: root, parallel });
-    const scores = runs.map((r) => score(r));
+    const scores = await Promise.all(runs.map((r) => score(r)));
     const rows = summarize(scores);
     const found = targets(rows);
     const seconds = Math.round((Date.now() - started) / 1000);

@@ -17,9 +17,9 @@ interface Row {
 }
 interface Score { rate: number; seed: string; code: number; closing: string; final: { verdict: string; right: boolean } | null; runs: number }
 const trajectory = slip as unknown as {
-  tmpRoot: () => string; makeTemplate: (tmp: string) => string; cleanup: (dir: string) => void;
+  tmpRoot: () => string; makeTemplate: (tmp: string) => Promise<string>; cleanup: (dir: string) => void;
   runAll: (template: string, specs: Array<{ rate: number; seed: string }>, opts: { tmp: string; parallel: number }) => Promise<unknown[]>;
-  score: (t: unknown) => Score; summarize: (scores: Score[]) => Row[]; table: (rows: Row[]) => string;
+  score: (t: unknown) => Promise<Score>; summarize: (scores: Score[]) => Row[]; table: (rows: Row[]) => string;
 };
 
 const SEEDS = ['1', '2'];
@@ -30,9 +30,9 @@ afterAll(() => trajectory.cleanup(tmp));
 let scored: Promise<{ scores: Score[]; rows: Row[] }> | null = null;
 const trajectories = () => {
   scored ??= (async () => {
-    const template = trajectory.makeTemplate(tmp);
+    const template = await trajectory.makeTemplate(tmp);
     const runs = await trajectory.runAll(template, RATES.flatMap((rate) => SEEDS.map((seed) => ({ rate, seed }))), { tmp, parallel: 2 });
-    const scores = runs.map((r) => trajectory.score(r));
+    const scores = await Promise.all(runs.map((r) => trajectory.score(r)));
     const rows = trajectory.summarize(scores);
     process.stderr.write(`${trajectory.table(rows)}\n`);
     return { scores, rows };
