@@ -16,6 +16,7 @@ import type { GitRepo } from '../git/types.js';
 import type { CaseEvent } from '../run/progress.js';
 import { isFinalStep, performStep, type StepContext, type StepOutcome } from './auto-step.js';
 import { nextFor } from './decide.js';
+import { recordedFinalLine } from './final.js';
 import { withRepair } from './rewritten.js';
 import { listTunings, loadTuning, readText, resolveTuningName, startTuning, type Tuning } from './tuning.js';
 
@@ -56,6 +57,8 @@ export interface AutoResult {
   /** What this auto spent on the tuning's cases. */
   spent: Usage;
   exitCode: ExitCode;
+  /** When it ended at the final check (done or final-failed): right / wrong / stuck with counts and ids (docs/method.md#final-check). */
+  final?: string | null;
 }
 
 /** What every tuning one `git tune auto` drives shares: the ceiling, what was spent against it, Ctrl-C, the time limit. */
@@ -172,8 +175,10 @@ async function driveTuning(repo: GitRepo, opts: AutoOptions, name: string): Prom
       opts.onCase?.(event);
     },
   };
-  const finish = (outcome: AutoOutcome, message: string, exitCode: ExitCode): AutoResult =>
-    ({ tuning: tuning.name, outcome, message, steps, spent: { ...spent }, exitCode });
+  const finish = (outcome: AutoOutcome, message: string, exitCode: ExitCode, final: string | null = null): AutoResult =>
+    ({ tuning: tuning.name, outcome, message, steps, spent: { ...spent }, exitCode, final });
+  /** The final check's line for the closing line: what was right, wrong and stuck, not the verdict alone. */
+  const finalOf = (t: Tuning) => recordedFinalLine(t).catch(() => null);
   const stopped = async (): Promise<AutoResult | null> => {
     if (existsSync(stop)) {
       await fs.rm(stop, { force: true });
@@ -189,7 +194,7 @@ async function driveTuning(repo: GitRepo, opts: AutoOptions, name: string): Prom
     if (early) return early;
     const now = await loadTuning(repo, tuning.name);
     const after = nextFor(now);
-    if (after.kind === 'final-failed') return finish('final-failed', after.message, EXIT.notVerified);
+    if (after.kind === 'final-failed') return finish('final-failed', after.message, EXIT.notVerified, await finalOf(now));
     const budget = after.notes.find((n) => n.includes('budget spent'))
       ?? (after.kind === 'resume' && stoppedForBudget(now.state.runs.get(after.run!)?.stopped) ? after.message : undefined);
     if (outcome.kind === 'budget' || budget) return finish('over-budget', budget ?? (outcome.kind === 'budget' ? outcome.reason : ''), EXIT.history);
@@ -223,9 +228,9 @@ async function driveTuning(repo: GitRepo, opts: AutoOptions, name: string): Prom
     const before = tuning.tip;
     switch (step.kind) {
       case 'done':
-        return finish('done', step.message, EXIT.ok);
+        return finish('done', step.message, EXIT.ok, await finalOf(tuning));
       case 'final-failed':
-        return finish('final-failed', step.message, EXIT.notVerified);
+        return finish('final-failed', step.message, EXIT.notVerified, await finalOf(tuning));
       case 'void-floor':
         return finish('void-floor', step.message, EXIT.history);
       case 'resume':

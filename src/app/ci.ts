@@ -5,7 +5,7 @@ import { historyError } from '../errors.js';
 import type { Env } from '../git/identity.js';
 import { openRepo } from '../git/open.js';
 import { logsRef } from '../run/logs.js';
-import type { FinalReport } from './final.js';
+import { reportLine, type FinalReport } from './final.js';
 import { startTuning, type Tuning } from './tuning.js';
 import { packageVersion } from './version.js';
 
@@ -73,6 +73,12 @@ export function outputsOf(reports: readonly FinalReport[], best: FinalReport | n
     ['cases-total', String(main.casesTotal)],
     ['tokens', String(main.tokens)],
     ['cost-usd', String(Number(main.costUsd.toFixed(6)))],
+    // Right / wrong / stuck with ids, and the pass rate with its 95% Wilson interval (docs/method.md#noise).
+    ['cases-wrong', main.wrong.join(',')],
+    ['cases-stuck', main.stuck.join(',')],
+    ['pass-rate', main.rate.value.toFixed(4)],
+    ['pass-rate-ci', `${main.rate.low.toFixed(4)}-${main.rate.high.toFixed(4)}`],
+    ['summary', reportLine(main)],
   ];
   const held = main.heldOut?.rows.find((r) => r.set === 'held-out');
   if (main.heldOut && held) {

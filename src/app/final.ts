@@ -8,6 +8,7 @@ import { caseResultSchema, memoryWriteSchema, type CaseResult, type MemoryWrite 
 import { RESULT_SET_FORMAT, resultSetManifestSchema, type ResultSetManifest } from '../contracts/shard.js';
 import { stuckEntries, viewDifficult } from '../core/difficult.js';
 import { draftFindings } from '../core/findings.js';
+import { finalLine, type FinalCase } from '../core/final-rate.js';
 import { isVoidRun } from '../core/fold.js';
 import { branchName, FINAL_RUN, tagName, tagRef } from '../core/names.js';
 import { budgetRefusal } from '../core/run-due.js';
@@ -334,6 +335,15 @@ export interface FinalReport extends Receipt {
   regressed: string[];
   stuck: string[];
   voids: string[];
+  /** casesRight / casesTotal (by the majority of each case's answers) and its 95% Wilson interval (docs/method.md#noise). */
+  rate: { value: number; low: number; high: number };
+  /** Stuck cases as a share of the selection, and the most a VERIFIED check allows (maxStuckShare). */
+  stuckShare: number;
+  maxStuckShare: number;
+  /** Why it is not VERIFIED, one phrase each (empty when it is, or when a person graded it). */
+  why: string[];
+  /** Each case of the selection: its majority over its answers (the first and its repeats) and its right-rate. */
+  cases: FinalCase[];
   classes: ClassRow[];
   /** The result set folder, when one was written. */
   out: string | null;
@@ -395,16 +405,19 @@ export async function reportOf(
     results: input.results, judge: input.judge, previous: null, passingNomem: null, recheck: [],
     difficult: { onList: viewDifficult(state, config.maxRetries).filter((e) => e.status !== 'fixed').map((e) => e.id), open: [] },
     aimedSince: [],
-    final: { stuck, rightInBatch: inBatch, ...(held ? { heldOut: held } : {}) },
+    final: { stuck, rightInBatch: inBatch, maxStuckShare: config.maxStuckShare, ...(held ? { heldOut: held } : {}) },
   });
+  const rule = draft.final!.rule;
   const heldIds = new Set(held?.ids ?? []);
   const all = input.results.map((r) => r.id);
   // The selection's numbers; the held-out cases have their own (the side-by-side).
   const ids = all.filter((id) => !heldIds.has(id));
-  const wrong = ids.filter((id) => draft.verdicts.get(id) !== 'right' && draft.verdicts.get(id) !== 'VOID');
+  // By the majority of each case's answers (docs/method.md#noise): not right and not stuck is wrong; stuck is reported apart.
+  const rightIds = new Set(rule.right);
+  const wrong = rule.wrong;
   // docs/method.md#final-check: regressed = wrong now, right in the last graded run of its batch.
-  const regressed = wrong.filter((id) => inBatch.get(id) === true);
-  const stuckHere = stuck.filter((id) => ids.includes(id));
+  const regressed = rule.regressed;
+  const stuckHere = rule.stuck;
   const classOf = new Map((await tuning.loadDataset()).map((c) => [c.id, c.class]));
   const classes: ClassRow[] = [];
   for (const r of input.results.filter((x) => !heldIds.has(x.id))) {
@@ -412,7 +425,7 @@ export async function reportOf(
     let row = classes.find((c) => c.class === name);
     if (!row) classes.push((row = { class: name, cases: 0, right: 0, wrong: 0, stuck: 0, tokens: 0, costUsd: 0 }));
     row.cases++;
-    if (draft.verdicts.get(r.id) === 'right') row.right++;
+    if (rightIds.has(r.id)) row.right++;
     else if (wrong.includes(r.id)) row.wrong++;
     if (stuckHere.includes(r.id)) row.stuck++;
     row.tokens += r.tokens;
@@ -423,8 +436,13 @@ export async function reportOf(
   return {
     tuning: tuning.name, tip: tuning.tip, mode: input.mode, shard: input.shard, target: input.target,
     verdict: draft.verdict,
-    casesRight: ids.filter((id) => draft.verdicts.get(id) === 'right').length,
+    casesRight: rule.right.length,
     casesTotal: ids.length,
+    rate: { value: rule.rate, low: rule.interval.low, high: rule.interval.high },
+    stuckShare: rule.stuckShare,
+    maxStuckShare: config.maxStuckShare,
+    why: rule.why,
+    cases: draft.final!.cases,
     tokens: input.results.reduce((s, r) => s + r.tokens, 0),
     costUsd: input.results.reduce((s, r) => s + r.costUsd, 0),
     wrong, regressed, stuck: stuckHere, voids: all.filter((id) => draft.verdicts.get(id) === 'VOID'),
@@ -536,6 +554,7 @@ export async function reportOfRecorded(tuning: Tuning): Promise<FinalReport> {
   });
   // The recorded grade is the verdict (a person may have graded it by hand).
   if (run.grade) report.verdict = run.grade.verdict;
+  if (report.verdict === 'VERIFIED') report.why = [];
   const findings = await readText(tuning.repo, tuning.tip, findingsPath(tuning, run.name));
   if (findings) report.findings = findings;
   return report;
@@ -566,6 +585,18 @@ async function runAndRecordFinalLocked(opened: Tuning, opts: { concurrency?: num
     tuning = await loadTuning(tuning.repo, tuning.name);
   }
   return (await gradeRecordedFinal(tuning, null, ctx)).report;
+}
+
+/** The line every final report shows next to its verdict: right / wrong / stuck with counts and ids, the rate and its interval. */
+export function reportLine(r: Pick<FinalReport, 'verdict' | 'casesRight' | 'casesTotal' | 'wrong' | 'stuck' | 'why'>): string {
+  return finalLine({ verdict: r.verdict, right: r.casesRight, total: r.casesTotal, wrong: r.wrong, stuck: r.stuck, why: r.why });
+}
+
+/** That line for the final check history records (the latest one), or null when there is none graded. */
+export async function recordedFinalLine(tuning: Tuning): Promise<string | null> {
+  const run = tuning.state.final[tuning.state.final.length - 1];
+  if (!run?.grade || !run.finished) return null;
+  return reportLine(await reportOfRecorded(tuning));
 }
 
 /** The receipts of several targets and the one to prefer. */

@@ -1,4 +1,6 @@
 import { fleetReport, type FleetReport, type FleetRow, type PickRule } from '../core/fleet.js';
+import { finalLine } from '../core/final-rate.js';
+import { viewDifficult } from '../core/difficult.js';
 import type { RunState } from '../core/fold.js';
 import { compareIds } from '../core/difficult.js';
 import { branchName, branchRef, fleetTuningName, isValidTargetName, isValidTuningName, parseFleetTuning } from '../core/names.js';
@@ -179,7 +181,16 @@ export function fleetRow(member: FleetMember, tuning: Tuning): FleetRow {
     costUsd: state.usage.costUsd,
     runs: [...state.runs.values()].filter((r) => r.finished).length,
     editsKept: state.edits.filter((e) => e.status === 'confirmed' || e.status === 'kept').length,
+    final: finalOf(tuning, run),
   };
+}
+
+/** The final check's line for the report: right / wrong / stuck with ids, from its grade and the difficult list. */
+function finalOf(tuning: Tuning, run: RunState | null): string | null {
+  if (!run?.grade || run.half !== null) return null;
+  const stuck = viewDifficult(tuning.state, tuning.config?.maxRetries ?? 3).filter((e) => e.status === 'stuck' && run.cases.includes(e.id)).map((e) => e.id);
+  const right = run.cases.length - run.grade.wrong.length;
+  return finalLine({ verdict: run.grade.verdict, right, total: run.cases.length, wrong: run.grade.wrong.filter((id) => !stuck.includes(id)), stuck });
 }
 
 /** `git tune fleet <name> --report`: every target's row and the best by `pick`. Reads only. */

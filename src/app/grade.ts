@@ -5,6 +5,7 @@ import type { CaseResult } from '../contracts/result.js';
 import { stuckEntries, viewDifficult } from '../core/difficult.js';
 import { draftFindings, setVerdict, type Draft } from '../core/findings.js';
 import { basisRun, passingNomemRun } from '../core/basis.js';
+import { finalLine, type FinalRule } from '../core/final-rate.js';
 import { batchNumbered, isVoidRun, type EditState, type RunState, type TuningState } from '../core/fold.js';
 import { decideGrade, gradeRun, gradeStep, keepOptionsRefusal, parseVerdictOption, settleReason } from '../core/grade.js';
 import type { DifficultChange, Keep, Score, Verdict } from '../core/steps.js';
@@ -135,7 +136,7 @@ export async function draftFor(tuning: Tuning, run: RunState, env: Env, rejudge 
     aimedSince,
     noise: noiseOf(history.observations, condition),
     ...(passing && history.conditions.has(passing.name) ? { passingNoise: noiseOf(history.observations, history.conditions.get(passing.name)) } : {}),
-    ...(run.half === null ? { final: { stuck: stuckEntries(view).map((e) => e.id), rightInBatch: rightInBatch(state), heldOut: await heldOutInput(tuning) } } : {}),
+    ...(run.half === null ? { final: { stuck: stuckEntries(view).map((e) => e.id), rightInBatch: rightInBatch(state), heldOut: await heldOutInput(tuning), maxStuckShare: config.maxStuckShare } } : {}),
   });
   return { draft, judge };
 }
@@ -182,6 +183,8 @@ export interface GradeOutcome {
    * on the graded run itself.
    */
   passesOn?: { run: string | null; wrong: string[] };
+  /** The final check: right / wrong / stuck with counts and ids, the rate and its interval, next to the verdict recorded. */
+  final?: string;
 }
 
 /** `git tune grade [--verdict X]`: validate the findings and record the grade commit. */
@@ -199,6 +202,7 @@ export async function recordGrade(
   let judge: JudgeFile | null = null;
   let heldOut: Score | undefined;
   let heldLines: string[] | undefined;
+  let finalRule: FinalRule | undefined;
   if (text === null || run.half === null) {
     // The final check grades itself from checks and the judge; a --verdict starts from the draft.
     if (text === null && run.half !== null && forced === undefined) {
@@ -209,6 +213,7 @@ export async function recordGrade(
       text = text ?? made.draft.markdown;
       judge = made.judge;
       heldOut = made.draft.heldOut?.heldOut;
+      finalRule = made.draft.final?.rule;
       const held = made.draft.heldOut;
       if (held) {
         const input = await heldOutInput(tuning);
@@ -253,6 +258,12 @@ export async function recordGrade(
     kept: settlement.keep.map((e) => ({ edit: e.oid, by: keepStep!.by, why: keepStep!.why })),
     ...(heldLines ? { heldOut: heldLines } : {}),
     ...(basis !== run ? { passesOn: { run: basis?.name ?? null, wrong: basis ? [...basis.grade!.wrong] : [] } } : {}),
+    ...(finalRule ? {
+      final: finalLine({
+        verdict, right: finalRule.right.length, total: finalRule.total,
+        wrong: finalRule.wrong, stuck: finalRule.stuck, why: verdict === 'VERIFIED' ? [] : finalRule.why,
+      }),
+    } : {}),
   };
 }
 

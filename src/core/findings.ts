@@ -6,6 +6,7 @@ import { median } from './report.js';
 import { caseOutcome, costlyCases, memoryCost, noiseLine, savedTwiceOf, type CaseNoise, type Outcome } from './noise.js';
 import { judgeHeldOut, renderSideBySide, scoreOf, sideBySide, type HeldOutInput, type HeldOutJudgement } from './held-out.js';
 import { VERDICTS, type DifficultChange, type Score, type Verdict } from './steps.js';
+import { finalLine, finalRule, rateCell, type FinalCase, type FinalRule } from './final-rate.js';
 
 /**
  * Findings of a run (docs/method.md#grading): the draft the tool proposes, and the parse of
@@ -88,8 +89,8 @@ export interface DraftInput {
    */
   noise?: ReadonlyMap<string, CaseNoise>;
   passingNoise?: ReadonlyMap<string, CaseNoise>;
-  /** Final check only: stuck ids, and whether each case was right in its own batch. */
-  final?: { stuck: readonly string[]; rightInBatch: ReadonlyMap<string, boolean>; heldOut?: HeldOutInput };
+  /** Final check only: stuck ids, and whether each case was right in its own batch; maxStuckShare (default 0.2, docs/method.md#final-check). */
+  final?: { stuck: readonly string[]; rightInBatch: ReadonlyMap<string, boolean>; heldOut?: HeldOutInput; maxStuckShare?: number };
 }
 
 export interface Draft {
@@ -105,6 +106,8 @@ export interface Draft {
   outcomes: Map<string, Outcome>;
   /** Final check with a held-out set: each set's score, and the held-out rule's outcome (docs/held-out.md). */
   heldOut?: { selection: Score; heldOut: Score; judgement: HeldOutJudgement };
+  /** Final check only: the VERIFIED rule's outcome over the selection, and each case's majority and right-rate (docs/method.md#noise). */
+  final?: { rule: FinalRule; cases: FinalCase[] };
 }
 
 const fmt = (n: number) => n.toLocaleString('en-US');
@@ -176,12 +179,18 @@ export function draftFindings(input: DraftInput): Draft {
     const heldScore = scoreOf(results.filter((r) => heldIds.has(r.id)), isRight);
     held = { selection: scoreOf(results.filter((r) => !heldIds.has(r.id)), isRight), heldOut: heldScore, judgement: judgeHeldOut(heldScore, input.final!.heldOut!) };
   }
+  let finalOutcome: Draft['final'];
   if (isFinal) {
-    const stuck = new Set(input.final!.stuck);
-    const regressedFinal = selected.filter((id) => wrongSet.has(id) && input.final!.rightInBatch.get(id) === true);
-    // A final check some case of which the judge could not grade says nothing yet: it runs again.
-    verdict = voids.length + judgeVoids.length > 0 ? 'VOID'
-      : selected.every((id) => stuck.has(id) || verdicts.get(id) === 'right') && regressedFinal.length === 0 && !(held?.judgement.failed ?? false) ? 'VERIFIED' : 'FAILED';
+    // Each case by the majority of its answers (the first and its repeats); a final check some case of which the
+    // judge could not grade says nothing yet: it runs again (VOID).
+    const byId = new Map(results.map((r) => [r.id, r]));
+    const cases = selected.map((id) => finalCaseOf(byId.get(id)!, input.judge));
+    const rule = finalRule({
+      cases, stuck: input.final!.stuck, rightInBatch: input.final!.rightInBatch, maxStuckShare: input.final!.maxStuckShare ?? 0.2,
+      heldOutFailed: held?.judgement.failed ?? false, voids: voids.length + judgeVoids.length,
+    });
+    finalOutcome = { rule, cases };
+    verdict = rule.verdict;
   } else if (voids.length > 0 || (judgeVoids.length > 0 && judgeVoids.length === ids.length)) verdict = 'VOID';
   else if (everyRight && run.half === 'nomem') verdict = 'PASSED';
   else if (everyRight && run.half === 'mem') {
@@ -266,10 +275,16 @@ export function draftFindings(input: DraftInput): Draft {
   md.push('', '### Regressed recheck cases', '', regressed.length ? regressed.map((id) => `- ${id}`).join('\n') : 'none');
 
   if (isFinal) {
-    const stuck = input.final!.stuck;
-    const regressedFinal = selected.filter((id) => wrongSet.has(id) && input.final!.rightInBatch.get(id) === true);
-    const rightSelected = selected.filter((id) => verdicts.get(id) === 'right').length;
-    md.push('', '## Final check', '', `- right: ${rightSelected} of ${selected.length}${held ? ' (the selection)' : ''}`, `- regressed from their batch: ${regressedFinal.join(', ') || 'none'}`, `- stuck (reported, not counted): ${stuck.join(', ') || 'none'}`);
+    const { rule, cases } = finalOutcome!;
+    const pct = (x: number) => `${Math.round(x * 100)}%`;
+    md.push('', '## Final check', '', `- ${finalLine({ verdict, right: rule.right.length, total: selected.length, wrong: rule.wrong, stuck: rule.stuck, why: rule.why })}`);
+    md.push(`- right: ${rule.right.length} of ${selected.length}${held ? ' (the selection)' : ''}: pass rate ${pct(rule.rate)}, 95% Wilson interval ${pct(rule.interval.low)}–${pct(rule.interval.high)}`);
+    md.push(`- wrong (not stuck, not right in the majority of their answers): ${rule.wrong.join(', ') || 'none'}`, `- regressed from their batch: ${rule.regressed.join(', ') || 'none'}`, `- stuck (reported, not counted): ${rule.stuck.join(', ') || 'none'} (${pct(rule.stuckShare)} of the selection; maxStuckShare ${pct(input.final!.maxStuckShare ?? 0.2)})`);
+    const repeated = cases.filter((c) => c.answers > 1);
+    if (repeated.length > 0) {
+      md.push('', '### Right-rates', '', 'A case wrong in the final check is run again; the majority of its answers decides.', '', '| case | answers | right-rate | decides |', '| --- | --- | --- | --- |');
+      for (const c of repeated) md.push(`| ${c.id} | ${c.answers} | ${rateCell(c)} | ${c.verdict} |`);
+    }
     if (held) {
       const wrongHeld = [...heldIds].filter((id) => verdicts.get(id) !== 'right');
       md.push('', '## Held-out', '', 'The held-out cases no batch used, tuned prose against the original prose (`git tune baseline`):', '');
@@ -306,12 +321,18 @@ export function draftFindings(input: DraftInput): Draft {
     }
     md.push(`- \`${p.change.replace(/`/g, "'")}\`${p.why.length ? ` — why: ${p.why.join('; ')}` : ''}${p.expect.length ? `; expect: ${p.expect.join('; ')}` : ''} (cases: ${p.cases.join(', ')})`);
   }
-  return { verdict, markdown: `${md.join('\n')}\n`, verdicts, difficult, costly, flaky, regressed, proposals, outcomes, ...(held ? { heldOut: held } : {}) };
+  return { verdict, markdown: `${md.join('\n')}\n`, verdicts, difficult, costly, flaky, regressed, proposals, outcomes, ...(held ? { heldOut: held } : {}), ...(finalOutcome ? { final: finalOutcome } : {}) };
 }
 
 /** `2/4 right on the same prose (right, wrong, right, wrong)`. */
 function answersNote(o: Outcome): string {
   return `its answers disagree on the same prose: ${o.right}/${o.n} right (${o.answers.join(', ')})`;
+}
+
+/** A final-check case by the majority of its answers (docs/method.md#noise). */
+function finalCaseOf(result: CaseResult, judge: JudgeFile): FinalCase {
+  const o = caseOutcome(result, judge);
+  return { id: result.id, verdict: o.verdict, answers: o.n, right: o.right, rate: o.rate };
 }
 
 export interface ParsedFindings {

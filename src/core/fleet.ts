@@ -32,6 +32,8 @@ export interface FleetRow {
   runs: number;
   /** Edits in the prose now: confirmed, or kept on purpose. */
   editsKept: number;
+  /** The graded final check's line: right / wrong / stuck with counts and ids next to its verdict (null before one). */
+  final?: string | null;
 }
 
 export interface FleetReport {
@@ -90,6 +92,11 @@ export function renderFleetReport(report: FleetReport): string {
   for (const r of report.rows) {
     const mark = r.target === report.best ? ' (best)' : '';
     lines.push(`| ${r.target}${mark} | ${r.state} | ${pct(r)}${r.checked ? ` in ${r.checked.run}` : ''} | ${heldOutCell(r)} | ${r.tokens.toLocaleString('en-US')} | ${usd(r.costUsd)} | ${r.checked ? usd(perCase(r)) : '–'} | ${r.runs} | ${r.editsKept} | \`${branchName(r.tuning)}\` |`);
+  }
+  const finals = report.rows.filter((r) => r.final);
+  if (finals.length > 0) {
+    lines.push('', 'Final checks:', '');
+    for (const r of finals) lines.push(`- ${r.target}: ${r.final}`);
   }
   lines.push('');
   if (report.best) {

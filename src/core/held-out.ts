@@ -1,5 +1,6 @@
 import { canonical } from '../contracts/canonical.js';
 import { namesCaseId } from './edit.js';
+import { DROP_TEST, dropBeyondNoise } from './final-rate.js';
 import type { Score } from './steps.js';
 
 /**
@@ -129,8 +130,10 @@ export interface HeldOutJudgement {
 
 /**
  * The final check fails when the held-out set got worse than the baseline by
- * more than `maxDrop` cases: right with the original prose, wrong with the
- * tuned prose, beyond the noise allowed.
+ * more than `maxDrop` cases (right with the original prose, wrong with the
+ * tuned prose) and by more than the noise explains: Newcombe's 95% interval
+ * for the baseline's rate minus the tuned rate lies wholly above 0
+ * (DROP_TEST, docs/held-out.md). Both must hold.
  */
 export function judgeHeldOut(tuned: Score, input: HeldOutInput): HeldOutJudgement {
   const base = input.baseline?.heldOut ?? null;
@@ -138,13 +141,19 @@ export function judgeHeldOut(tuned: Score, input: HeldOutInput): HeldOutJudgemen
     return { checked: false, drop: 0, failed: false, line: `held-out drop not checked: ${input.unchecked ?? 'the baseline ran no held-out case'}` };
   }
   const drop = base.right - tuned.right;
-  const failed = drop > input.maxDrop;
+  const test = dropBeyondNoise(base.right, base.cases, tuned.right, tuned.cases);
+  const failed = drop > input.maxDrop && test.beyondNoise;
   const allowed = `heldOut.maxDrop is ${input.maxDrop}`;
+  const noise = `${DROP_TEST}: ${signedPct(test.low)} to ${signedPct(test.high)}`;
+  const outcome = failed ? 'FAILED, the tuning overfits its selection'
+    : drop > input.maxDrop ? 'within the noise (the interval reaches 0)' : 'within the noise allowed';
   const line = drop > 0
-    ? `held-out: ${tuned.right}/${tuned.cases} right, ${drop} fewer than the baseline's ${base.right}/${base.cases} (${allowed}): ${failed ? 'FAILED, the tuning overfits its selection' : 'within the noise allowed'}`
+    ? `held-out: ${tuned.right}/${tuned.cases} right, ${drop} fewer than the baseline's ${base.right}/${base.cases} (${allowed}; ${noise}): ${outcome}`
     : `held-out: ${tuned.right}/${tuned.cases} right, the baseline ${base.right}/${base.cases} (${allowed}): no drop`;
   return { checked: true, drop, failed, line };
 }
+
+const signedPct = (x: number) => `${x > 0 ? '+' : x < 0 ? '−' : ''}${Math.abs(Math.round(x * 100))}%`;
 
 /** Sums a set's results into a score: right by `isRight`, tokens and cost as spent. */
 export function scoreOf<R extends { id: string; tokens: number; costUsd: number }>(results: readonly R[], isRight: (id: string) => boolean): Score {

@@ -1,6 +1,7 @@
 import type { Config } from '../contracts/config.js';
 import type { BatchPlan } from '../contracts/files.js';
 import { retriesText, viewDifficult } from './difficult.js';
+import { finalLine } from './final-rate.js';
 import { batchCases, countedRuns, isVoidRun, rightCases, type BatchState, type EditState, type HistoryCommit, type RunState, type TuningState } from './fold.js';
 import { editFate } from './edits.js';
 import type { Half } from './names.js';
@@ -556,7 +557,10 @@ function renderResults(input: ReadmeInput): string {
   if (without > 0) lines.push(`- memory: the passing runs with memory used ${formatCount(withMemory)} tokens where the same cases without memory used ${formatCount(without)} (${percentSaved(without, withMemory)})`);
   const finalRun = state.final[state.final.length - 1];
   if (finalRun?.grade) {
-    lines.push(`- final check: **${finalRun.grade.verdict}**, ${rightCases(finalRun).length} of ${finalRun.cases.length} right${finalRun.grade.wrong.length ? ` (wrong: ${finalRun.grade.wrong.map(code).join(', ')})` : ''} — [findings](${findings(finalRun.name)})`);
+    // Right / wrong / stuck with ids next to the verdict (docs/reports.md): a stuck case is reported, never hidden in "right".
+    const stuck = viewDifficult(state, input.config?.maxRetries ?? 3).filter((e) => e.status === 'stuck' && finalRun.cases.includes(e.id)).map((e) => e.id);
+    const line = finalLine({ verdict: finalRun.grade.verdict, right: rightCases(finalRun).length, total: finalRun.cases.length, wrong: finalRun.grade.wrong.filter((id) => !stuck.includes(id)), stuck });
+    lines.push(`- final check: **${line.replace(/:.*/, '')}**${line.slice(line.indexOf(':'))} — [findings](${findings(finalRun.name)})`);
   } else lines.push(`- final check: ${finalRun ? (finalRun.finished ? 'ran, not graded yet' : 'running') : 'not run yet'}`);
   return lines.join('\n');
 }

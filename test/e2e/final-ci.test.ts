@@ -100,10 +100,13 @@ describe.concurrent('git tune final --ci', () => {
     const cost = results.reduce((s, x) => s + x.costUsd, 0);
     expect(gh.outputs()).toEqual({
       verdict: 'VERIFIED', 'cases-right': '6', 'cases-total': '6', tokens: String(tokens), 'cost-usd': String(Number(cost.toFixed(6))), 'result-dir': set,
+      'cases-wrong': '', 'cases-stuck': '', 'pass-rate': '1.0000', 'pass-rate-ci': '0.6097-1.0000',
+      summary: 'VERIFIED: 6 of 6 right (rate 100%, 95% CI 61–100%); wrong: none; stuck: none',
     });
     const summary = gh.summary();
     expect(summary).toMatch(/^## git-tune final check of demo: VERIFIED\n/);
-    expect(summary).toContain('| verdict | **VERIFIED** |\n| cases right | 6 of 6 |\n| regressed from their batch | none |\n| stuck (reported, not counted) | none |\n');
+    expect(summary).toContain('| verdict | **VERIFIED** |\n| result | VERIFIED: 6 of 6 right (rate 100%, 95% CI 61–100%); wrong: none; stuck: none |\n'
+      + '| cases right | 6 of 6 (pass rate 100%, 95% Wilson interval 61%–100%) |\n| regressed from their batch | none |\n| stuck (reported, not counted) | none |\n');
     expect(summary).toContain(`| tokens | ${tokens.toLocaleString('en-US')} |\n| cost | $${cost.toFixed(4)} |\n`);
     expect(summary).toContain('| class | cases | right | not right | stuck | tokens | cost |');
     // One row per class of the selection, adding up to the whole.
@@ -113,7 +116,7 @@ describe.concurrent('git tune final --ci', () => {
     expect(rows.map((l) => l.split('|')[1]!.trim())).toEqual(classes);
     expect(rows.reduce((s, l) => s + Number(l.split('|')[2]), 0)).toBe(6);
     expect(readFileSync(path.join(set, 'summary.md'), 'utf8')).toBe(summary);
-    expect(r.stdout).toMatch(/^final check of demo: VERIFIED\n  cases right: 6 of 6\n  regressed: none\n  stuck: none\n  tokens: [\d,]+, cost \$\d+\.\d{4}\n/);
+    expect(r.stdout).toMatch(/^final check of demo: VERIFIED: 6 of 6 right \(rate 100%, 95% CI 61–100%\); wrong: none; stuck: none\n  cases right: 6 of 6\n  regressed: none\n  stuck: none\n  tokens: [\d,]+, cost \$\d+\.\d{4}\n/);
     expect(r.stderr).toContain('wrote the job summary and outputs for GitHub Actions');
     expect(r.stderr).toContain('record it as the final check: git tune final --collect .git/tune/demo/shards/1-of-1 --commit');
     // Nothing recorded: same tip, no tag, a clean tree.
@@ -140,7 +143,10 @@ describe.concurrent('git tune final --ci', () => {
     const r = await tuneAsync(repo, ['final', '--ci'], { ...gh.env, EXAMPLE_SIMULATE: `error@${wrong}` });
     expect(r.code, r.stderr).toBe(6);
     expect(r.stderr).toContain('error: the final check is FAILED, not VERIFIED');
-    expect(gh.outputs()).toMatchObject({ verdict: 'FAILED', 'cases-right': '5', 'cases-total': '6' });
+    expect(gh.outputs()).toMatchObject({ verdict: 'FAILED', 'cases-right': '5', 'cases-total': '6', 'cases-wrong': wrong, 'cases-stuck': '' });
+    // Right / wrong / stuck with ids next to the verdict, and why it is not VERIFIED.
+    expect(r.stdout).toContain(`final check of demo: FAILED: 5 of 6 right (rate 83%, 95% CI 44–97%); wrong: ${wrong}; stuck: none — not VERIFIED: 1 case not stuck and not right in the majority of its answers`);
+    expect(gh.summary()).toContain(`| wrong (not stuck) | ${wrong} |`);
     // Right in its batch, wrong now: regressed.
     expect(gh.summary()).toContain(`| regressed from their batch | ${wrong} |`);
   });
@@ -243,7 +249,7 @@ describe.concurrent('sharding: --shard i/n, then --collect', () => {
       const dirs = await runShards(repo, dir, n);
       const merged = path.join(dir, `${n}`, 'merged');
       const collected = await tuneOk(repo, ['final', '--collect', ...dirs.reverse(), '--out', merged]);
-      expect(collected.stdout).toContain('final check of demo: VERIFIED\n  cases right: 6 of 6\n');
+      expect(collected.stdout).toContain('final check of demo: VERIFIED: 6 of 6 right (rate 100%, 95% CI 61–100%); wrong: none; stuck: none\n  cases right: 6 of 6\n');
       expect(untimed(readFileSync(path.join(merged, 'results.json'), 'utf8')), `${n} shards`).toEqual(expected);
       expect(readdirSync(path.join(merged, 'logs')).sort()).toEqual([...selection].sort());
     }

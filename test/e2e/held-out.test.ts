@@ -267,8 +267,8 @@ describe('overfitting is caught by the held-out set', () => {
     await tuneOk(repo, ['final']);
     const graded = await tuneAsync(repo, ['grade']);
     expect(graded.code, graded.stderr).toBe(6);
-    expect(graded.stdout).toContain('final-check: FAILED\n  selection: 4/4 right tuned vs 1/4 baseline;');
-    expect(graded.stdout).toContain('  held-out: 0/2 right, 2 fewer than the baseline\'s 2/2 (heldOut.maxDrop is 0): FAILED, the tuning overfits its selection');
+    expect(graded.stdout).toContain('final-check: FAILED: 4 of 4 right (rate 100%, 95% CI 51–100%); wrong: none; stuck: none — not VERIFIED: the held-out set dropped beyond the noise\n  selection: 4/4 right tuned vs 1/4 baseline;');
+    expect(graded.stdout).toContain('  held-out: 0/2 right, 2 fewer than the baseline\'s 2/2 (heldOut.maxDrop is 0; Newcombe\'s 95% interval for the difference of two rates: +7% to +100%): FAILED, the tuning overfits its selection');
     const grade = stepCommits(repo, 'tune/quiz').at(-1)!;
     expect(grade).toMatchObject({ step: 'grade', run: 'final-check', verdict: 'FAILED' });
     expect(repo.git('log', '-1', '--format=%(trailers:key=Tune-Held-Out-Score,valueonly)').trim()).toMatch(/^0\/2 right, \d+ tokens, \$\d/);

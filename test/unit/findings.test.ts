@@ -239,17 +239,38 @@ describe('draftFindings', () => {
   });
 
   it('the final check: VERIFIED when every case not stuck is right and none regressed from its batch; no review, no difficult lines', () => {
-    const final = (results: CaseResult[], stuck: string[], rightInBatch: Array<[string, boolean]>) =>
-      draftFindings(input({ run: { name: 'final-check', batch: 0, half: null, number: 1 }, results, final: { stuck, rightInBatch: new Map(rightInBatch) } }));
+    const final = (results: CaseResult[], stuck: string[], rightInBatch: Array<[string, boolean]>, maxStuckShare = 0.5) =>
+      draftFindings(input({ run: { name: 'final-check', batch: 0, half: null, number: 1 }, results, final: { stuck, rightInBatch: new Map(rightInBatch), maxStuckShare } }));
     const ok = final([result('a'), wrong('s')], ['s'], [['a', true], ['s', false]]);
     expect(ok.verdict).toBe('VERIFIED');
-    expect(section(ok.markdown, '## Final check')).toBe('- right: 1 of 2\n- regressed from their batch: none\n- stuck (reported, not counted): s');
+    expect(section(ok.markdown, '## Final check')).toBe([
+      '- VERIFIED: 1 of 2 right (rate 50%, 95% CI 9–91%); wrong: none; stuck: s',
+      '- right: 1 of 2: pass rate 50%, 95% Wilson interval 9%–91%',
+      '- wrong (not stuck, not right in the majority of their answers): none',
+      '- regressed from their batch: none',
+      '- stuck (reported, not counted): s (50% of the selection; maxStuckShare 50%)',
+    ].join('\n'));
+    // Half the selection stuck is more than the default fifth: not VERIFIED, and the findings say why.
+    const stuckMuch = final([result('a'), wrong('s')], ['s'], [['a', true], ['s', false]], 0.2);
+    expect(stuckMuch.verdict).toBe('FAILED');
+    expect(stuckMuch.markdown).toContain('— not VERIFIED: 1 of 2 cases are stuck (50%), more than maxStuckShare 20%');
     expect(ok.markdown).not.toContain('## Difficult');
     expect(ok.markdown).not.toContain('## Cost review');
     const regressed = final([wrong('a'), result('s')], ['s'], [['a', true]]);
     expect(regressed.verdict).toBe('FAILED');
     expect(regressed.markdown).toContain('- regressed from their batch: a');
     expect(final([wrong('a')], [], [['a', false]]).verdict).toBe('FAILED');
+    // A case wrong at first and right in two of its three answers is right by the majority; its right-rate is shown.
+    const again = (first: boolean, ...repeats: boolean[]) => ({
+      ...(first ? result('b') : wrong('b')),
+      repeats: repeats.map((r, i) => { const { id: _id, rev: _rev, ...rest } = r ? result('b') : wrong('b'); return { ...rest, n: i + 2 }; }),
+    });
+    const slipped = final([result('a'), again(false, true, true)], [], [['a', true], ['b', true]]);
+    expect(slipped.verdict).toBe('VERIFIED');
+    expect(slipped.markdown).toContain('| b | 3 | 2/3 right (67%) | right |');
+    const wrongMostly = final([result('a'), again(false, false, true)], [], [['a', true], ['b', true]]);
+    expect(wrongMostly.verdict).toBe('FAILED');
+    expect(wrongMostly.final!.rule).toMatchObject({ wrong: ['b'], regressed: ['b'] });
   });
 
   it('parses back to its own verdict, case results and review section', () => {

@@ -59,6 +59,13 @@ describe('the pick rules', () => {
     expect(md).toContain('| new | done | – |');
     expect(md).toContain('Nothing is merged on its own');
     expect(fleetReport('shop', [row('new', null, 0, 0)], 'cost')).toMatchObject({ best: null, take: null });
+    expect(md).not.toContain('Final checks:');
+  });
+
+  it('gives each graded final check with right / wrong / stuck and their ids', () => {
+    const line = 'VERIFIED: 2 of 3 right (rate 67%, 95% CI 21–94%); wrong: none; stuck: c3';
+    const md = renderFleetReport(fleetReport('shop', [{ ...row('small', 2, 3, 0.003), final: line }, row('new', null, 0, 0)], 'right'));
+    expect(md).toContain(`Final checks:\n\n- small: ${line}\n`);
   });
 });
 

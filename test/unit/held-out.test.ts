@@ -42,8 +42,19 @@ describe('judgeHeldOut', () => {
   });
   it('fails past maxDrop cases, not at it', () => {
     expect(judgeHeldOut(score(2, 3), input())).toMatchObject({ checked: true, drop: 1, failed: false });
-    expect(judgeHeldOut(score(1, 3), input())).toMatchObject({ checked: true, drop: 2, failed: true });
+    expect(judgeHeldOut(score(0, 3), input())).toMatchObject({ checked: true, drop: 3, failed: true, line: expect.stringContaining("Newcombe's 95% interval") });
     expect(judgeHeldOut(score(3, 3), input({ maxDrop: 0 }))).toMatchObject({ drop: 0, failed: false, line: expect.stringContaining('no drop') });
+  });
+  it('fails only on a drop beyond the noise: past maxDrop, and Newcombe\'s interval above 0', () => {
+    // 3/3 → 1/3: two cases past maxDrop 0, but three cases cannot tell that from noise (the interval reaches below 0).
+    const small = judgeHeldOut(score(1, 3), input({ maxDrop: 0 }));
+    expect(small).toMatchObject({ drop: 2, failed: false, line: expect.stringContaining('within the noise (the interval reaches 0)') });
+    // 40/40 → 30/40: ten cases fewer is beyond the noise; 40/40 → 38/40 is not.
+    const big = (right: number) => judgeHeldOut(score(right, 40), input({ baseline: { selection: score(2, 4), heldOut: score(40, 40) }, maxDrop: 0 }));
+    expect(big(30).failed).toBe(true);
+    expect(big(38).failed).toBe(false);
+    // maxDrop still holds: a drop beyond the noise but within maxDrop passes.
+    expect(judgeHeldOut(score(0, 3), input({ maxDrop: 3 })).failed).toBe(false);
   });
   it('without a baseline it checks nothing and says why', () => {
     const j = judgeHeldOut(score(0, 3), input({ baseline: null, unchecked: 'no baseline yet' }));
@@ -71,10 +82,12 @@ describe('the final check with a held-out set', () => {
       heldOut: { ids: heldRight.map((_, i) => `h-${i}`), baseline: { selection: score(1, 2), heldOut: score(2, 2) }, maxDrop: 0, unchecked: null, ...held },
     },
   });
-  it('held-out cases wrong do not break the selection\'s rule; a drop past maxDrop does', () => {
+  it('held-out cases wrong do not break the selection\'s rule; a drop past maxDrop and beyond the noise does', () => {
     expect(draft([true, true]).verdict).toBe('VERIFIED');
-    expect(draft([true, false]).verdict).toBe('FAILED');
-    expect(draft([true, false], { maxDrop: 1 }).verdict).toBe('VERIFIED');
+    expect(draft([false, false]).verdict).toBe('FAILED');
+    expect(draft([false, false], { maxDrop: 2 }).verdict).toBe('VERIFIED');
+    // One of two fewer is past maxDrop 0, but two cases cannot tell it from noise.
+    expect(draft([true, false]).verdict).toBe('VERIFIED');
     // Without a baseline, held-out cases wrong fail nothing.
     expect(draft([false, false], { baseline: null, unchecked: 'no baseline yet' }).verdict).toBe('VERIFIED');
     const md = draft([true, false]).markdown;

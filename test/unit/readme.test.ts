@@ -183,7 +183,7 @@ describe('README.md: regenerated after every step kind', () => {
     // Past the final check there is nothing left to do: `now` is the done node at the end of the map.
     expect(nowOf(map)).toBe('done');
     expect(map.nodes.get('final')).toBe('final check<br/>all 6 selected cases at once<br/>VERIFIED');
-    expect(readme).toContain('- final check: **VERIFIED**, 6 of 6 right');
+    expect(readme).toContain('- final check: **VERIFIED**: 6 of 6 right (rate 100%, 95% CI 61–100%); wrong: none; stuck: none');
     expect(scrub(readme)).toMatchSnapshot('final');
   });
 });

@@ -139,7 +139,7 @@ function parseCeiling(text: string | undefined, flag: string, integer: boolean):
 const usd = (n: number) => `$${n.toFixed(4)}`;
 
 function renderAll(result: AllResult): string {
-  const rows = result.tunings.map((r) => [r.tuning, r.outcome.replace('-', ' '), r.steps.length, r.spent.tokens.toLocaleString('en-US'), usd(r.spent.costUsd), r.message]);
+  const rows = result.tunings.map((r) => [r.tuning, r.outcome.replace('-', ' '), r.steps.length, r.spent.tokens.toLocaleString('en-US'), usd(r.spent.costUsd), r.final ? `${r.message}; ${r.final}` : r.message]);
   rows.push(['total (this auto)', '', '', result.spent.tokens.toLocaleString('en-US'), usd(result.spent.costUsd), '']);
   const lines = [table(['tuning', 'outcome', 'steps', 'tokens', 'cost', 'why'], rows)];
   for (const s of result.skipped) lines.push(`skipped tune/${s.tuning}: ${s.why}`);
@@ -148,7 +148,7 @@ function renderAll(result: AllResult): string {
 
 /** The closing line: the tokens and cost are what this auto spent, not the tuning's total (`git tune status` has that). */
 export const renderOne = (r: AutoResult) =>
-  `${r.tuning}: ${r.outcome}: ${r.message} (${r.steps.length} step${r.steps.length === 1 ? '' : 's'}, ${r.spent.tokens.toLocaleString('en-US')} tokens and ${usd(r.spent.costUsd)} spent by this auto)`;
+  `${r.tuning}: ${r.outcome}: ${r.message} (${r.steps.length} step${r.steps.length === 1 ? '' : 's'}, ${r.spent.tokens.toLocaleString('en-US')} tokens and ${usd(r.spent.costUsd)} spent by this auto)${r.final ? `; ${r.final}` : ''}`;
 
 /** `--max-minutes N`: a number of minutes above 0 (fractions allowed). */
 export function parseMinutes(text: string | undefined): number | null {

@@ -114,6 +114,7 @@ async function run(io: CommandIO, opts: FinalOptions): Promise<void> {
     import('../../app/ci.js'), import('../../app/final.js'), import('../../app/run.js'), import('../../app/tuning.js'), import('../../core/shard.js'),
   ]);
   const { renderPlain, renderSummary } = await import('../final-report.js');
+  const { reportLine } = await import('../../app/final.js');
   const shard = checkOptions(opts, parseShard);
   if (!opts.ci && !opts.shard && !opts.collect && !opts.allTargets) {
     await go(io, opts, true);
@@ -174,7 +175,7 @@ async function run(io: CommandIO, opts: FinalOptions): Promise<void> {
       verdict: reports.length === 1 ? reports[0]!.verdict : outputsOf(reports, best, root)[0]![1],
       best: best?.target ?? null,
       resultDir: root,
-      reports: reports.map(({ findings: _findings, ...r }) => r),
+      reports: reports.map(({ findings: _findings, ...r }) => ({ ...r, summary: reportLine(r) })),
     });
   } else io.out(renderPlain(reports, best));
   if (written.length) io.err(`wrote the ${written.join(' and ')} for GitHub Actions`);

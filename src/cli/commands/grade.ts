@@ -52,7 +52,7 @@ async function run(io: CommandIO, opts: GradeOptions): Promise<void> {
   await printDone(io, opts, outcome, [
     ...outcome.reverted.map((r) => `reverted ${r.edit.slice(0, 7)} with ${r.commit.slice(0, 7)} (${r.why}): ${r.files.join(', ') || 'no prose file'}`),
     ...outcome.kept.map((k) => `kept ${k.edit.slice(0, 7)} (unconfirmed) on purpose: ${k.why} (${k.by})`),
-    `${outcome.run}: ${outcome.verdict}${outcome.wrong.length ? ` (wrong: ${outcome.wrong.join(', ')})` : ''}`,
+    outcome.final ? `${outcome.run}: ${outcome.final}` : `${outcome.run}: ${outcome.verdict}${outcome.wrong.length ? ` (wrong: ${outcome.wrong.join(', ')})` : ''}`,
     ...(outcome.passesOn ? [outcome.passesOn.run
       ? `  the half passes on ${outcome.passesOn.run}, the run of the prose the branch holds (wrong there: ${outcome.passesOn.wrong.join(', ') || 'none'}); the candidate memory comes from it`
       : '  no run of the half has seen the prose the branch holds (its edits were reverted): it runs before the half passes (git tune next: rerun)'] : []),
