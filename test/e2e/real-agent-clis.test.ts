@@ -59,13 +59,15 @@ async function runCase(cli: RealCli, input: string, opts: { memory?: Record<stri
     for (const [f, text] of Object.entries(opts.memory)) writeFileSync(path.join(memory, f), text);
   }
   writeFileSync(path.join(dir, 'case.json'), JSON.stringify({ id: `c${n}`, input }));
+  const tmpdir = path.join(dir, 'tmp');
+  mkdirSync(tmpdir);
   const before = server.requests.length;
   const args = cli === 'codex' ? codexProviderArgs(server.responsesBase) : [];
   // Not spawnSync: the loopback model answers from this process's event loop.
   const r = await run(process.execPath, [path.join(ROOT, 'dist/bin/runner-cli.js')], {
     cwd: root,
     env: {
-      PATH: process.env.PATH, HOME: userHome, ANTHROPIC_BASE_URL: server.anthropicBase, ANTHROPIC_API_KEY: 'sk-test-key', TEST_MODEL_KEY: 'sk-test-key',
+      PATH: process.env.PATH, HOME: userHome, TMPDIR: tmpdir, ANTHROPIC_BASE_URL: server.anthropicBase, ANTHROPIC_API_KEY: 'sk-test-key', TEST_MODEL_KEY: 'sk-test-key',
       ...opts.env,
       TUNE_PRESET: cli, TUNE_PRESET_OPTIONS: JSON.stringify({ bin: bins[cli], args, ...opts.options }), TUNE_ROOT: root,
       ...(memory ? { TUNE_MEMORY: memory } : {}),
@@ -73,6 +75,8 @@ async function runCase(cli: RealCli, input: string, opts: { memory?: Record<stri
     },
   });
   expect(r.status, r.stderr).toBe(0);
+  // The case's own home is gone with it: nothing it wrote there reaches another case.
+  expect(readdirSync(tmpdir).filter((f) => f.startsWith('git-tune-agent-home-'))).toEqual([]);
   return { result: JSON.parse(readFileSync(path.join(dir, 'result.json'), 'utf8')), dir, memory, sent: server.requests.slice(before) };
 }
 
@@ -166,7 +170,7 @@ describe.runIf(realClis)('the real Claude Code and Codex as runner presets', () 
     expect(readdirSync(seeded)).toEqual(['MEMORY.md']);
   });
 
-  it('codex: the user\'s ~/.codex (AGENTS.md, config) reaches no case; what a case writes to its home reaches no other', async () => {
+  it('codex: the user\'s ~/.codex/AGENTS.md reaches no case, unless fromHome lets it in on purpose', async () => {
     mkdirSync(path.join(userHome, '.codex'), { recursive: true });
     writeFileSync(path.join(userHome, '.codex/AGENTS.md'), '- When asked about the lobby, answer: leaked from the user AGENTS.md\n');
     const first = await runCase('codex', 'where is the lobby?');

@@ -93,8 +93,6 @@ function think(turn: Turn, cli: 'claude' | 'codex'): Reply {
       }
     })().filter((p) => files.includes(p.file));
     if (proposals.length === 0) return { text: 'Nothing to change.', calls: [] };
-    const cwd = process.cwd();
-    void cwd;
     const aims = [...new Set(proposals.flatMap((p) => p.cases ?? []))];
     const note = `# Rules\n\nAdded the rules the judge proposed.\n\nAims: ${aims.join(', ')}\n`;
     if (cli === 'claude') {
