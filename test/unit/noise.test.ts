@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { JudgeFile } from '../../src/contracts/judge.js';
 import type { CaseRepeat, CaseResult } from '../../src/contracts/result.js';
+import { draftFindings, type DraftInput } from '../../src/core/findings.js';
 import {
-  aboveNoise, caseNoise, caseOutcome, DEFAULT_MARGIN, flipsToRepeat, marginOf, observationsOf, outcomeOf, repeatKey, rightRate, spreadOf,
+  aboveNoise, caseNoise, caseOutcome, costlyCases, DEFAULT_MARGIN, flipsToRepeat, marginOf, observationsOf, outcomeOf, repeatKey, rightRate, savedTwiceOf, spreadOf,
+  type CaseNoise,
 } from '../../src/core/noise.js';
 
 /** Noise (docs/method.md#noise): majorities, right-rates, spreads, margins and which flips are re-run. Pure. */
@@ -111,5 +113,48 @@ describe('flipsToRepeat: which answers decide something', () => {
   });
   it('a case the checks cannot grade is left to grading', () => {
     expect(flipsToRepeat({ ...base, now: new Map([['a', null]]), before: new Map([['a', true]]), decides: new Set(['a']) })).toEqual([]);
+  });
+});
+
+describe('cost with a margin above the noise, in the findings draft', () => {
+  const mem1 = { name: 'batch01-mem-run1', batch: 1, half: 'mem' as const, number: 1 };
+  const draft = (over: Partial<DraftInput>) => draftFindings({
+    run: { name: 'batch01-nomem-run1', batch: 1, half: 'nomem', number: 1 }, results: [], judge: {}, previous: null, passingNomem: null,
+    recheck: [], difficult: { onList: [], open: [] }, aimedSince: [], ...over,
+  });
+  const measured = (id: string, tokens: number[], calls: number[] = [2]): CaseNoise =>
+    ({ id, n: tokens.length, right: tokens.length, rate: 1, tokens: spreadOf(tokens), llmCalls: spreadOf(calls), slips: false, runs: tokens.length });
+
+  it('cheaper with memory: 15% over the no-memory run fails with nothing measured and passes within a measured 2x spread', () => {
+    const passingNomem = { name: 'batch01-nomem-run2', tokens: 2000, results: [result('a', true), result('b', true)], wrong: [] };
+    const results = [result('a', true, { tokens: 1150 }), result('b', true, { tokens: 1150 })];
+    expect(draft({ run: mem1, passingNomem, results }).verdict).toBe('CORRECT');
+    const passingNoise = new Map([['a', measured('a', [700, 1000, 1400])], ['b', measured('b', [700, 1000, 1400])]]);
+    const d = draft({ run: mem1, passingNomem, results, passingNoise });
+    expect(d.verdict).toBe('PASSED');
+    expect(d.markdown).toContain('- compared as medians of each case\'s answers: 2,300 vs 2,000, noise margin 35%: not above the no-memory run\'s.');
+  });
+
+  it('a with-memory case re-run: its median tokens count, not its first answer', () => {
+    const passingNomem = { name: 'batch01-nomem-run2', tokens: 2000, results: [result('a', true), result('b', true)], wrong: [] };
+    const a = result('a', true, { tokens: 3000, repeats: [repeat(2, true, 800), repeat(3, true, 900)] });
+    expect(draft({ run: mem1, passingNomem, results: [a, result('b', true, { tokens: 900 })] }).verdict).toBe('PASSED');
+  });
+
+  it('costly: more than 2x the median llm calls, by more than the case\'s measured spread', () => {
+    const results = [result('a', true, { llmCalls: 2 }), result('b', true, { llmCalls: 2 }), result('c', true, { llmCalls: 5 })];
+    expect(costlyCases(results).map((c) => c.id)).toEqual(['c']);
+    expect(draft({ results }).costly).toEqual(['c']);
+    const noise = new Map([['c', measured('c', [1000], [3, 5, 7])]]);
+    expect(costlyCases(results, noise)).toEqual([]);
+    expect(draft({ results, noise }).costly).toEqual([]);
+  });
+
+  it('saved twice: each case\'s median over its answers', () => {
+    const twice = { added: 0, changed: 1, deleted: 0, savedTwice: 1, refused: [] };
+    const once = { added: 1, changed: 0, deleted: 0, savedTwice: 0, refused: [] };
+    const a = result('a', true, { memoryWrites: twice, repeats: [{ ...repeat(2, true), memoryWrites: once }, { ...repeat(3, true), memoryWrites: once }] });
+    expect(savedTwiceOf([a])).toBe(0);
+    expect(savedTwiceOf([result('a', true, { memoryWrites: twice })])).toBe(1);
   });
 });
