@@ -210,6 +210,7 @@ describe('the spine, as a user drives it', () => {
     expect(r.stdout).toBe(
       [
         'limit: null', 'minBatch: 3', 'maxBatch: 10', 'recheck: 3', 'seed: 1', 'maxRetries: 3', 'maxRuns: 4',
+        'maxStuckShare: 0.2', 'maxEditorIdle: 2', 'noise:', '  repeats: 3',
         'prose:', '  - agents/**/*.md', 'memoryPolicy: []',
         'runner:', '  command:', '    - node', '    - agent.js', '  shell: false', '  timeoutSec: 600', '  env: {}',
         'judge: null', 'editor: null', 'memory:', '  merge: null', 'budget:', '  maxCostUsd: null', '  maxTokens: null',
