@@ -245,7 +245,7 @@ describe('the batch loop by hand, following git tune next', () => {
     expect(edits.find((e) => e.commit === editB)).toMatchObject({ status: 'pending', aims: ['shipping-delivery-plan', 'billing-refund-how', 'billing-payment-plan'] });
   });
 
-  it('batch 2: grading run 2 of 2 reverts the edit that fixed nothing (a revert commit before the grade), keeps the one that fixed, and PASSED holds', async () => {
+  it('batch 2: grading run 2 of 2 reverts the edit that fixed nothing (a revert commit before the grade), keeps the one that fixed; PASSED waits for a run of the prose left', async () => {
     expect((await follow('confirm')).step.run).toBe('batch02-nomem-run2');
     expect(await editStatus(editB)).toBe('pending');
     await ok(['grade', '--draft']);
@@ -259,6 +259,8 @@ describe('the batch loop by hand, following git tune next', () => {
     const graded = await ok(['grade']);
     expect(graded.stdout).toMatch(new RegExp(`^reverted ${editC.slice(0, 7)} with [0-9a-f]{7} \\(not confirmed by batch02-nomem-run2\\): agents/prompts/returns\\.md$`, 'm'));
     expect(graded.stdout).toContain('batch02-nomem-run2: PASSED');
+    // The prose left (run 1's with the edit that fixed) is one no run of the half ran: no verdict on it yet.
+    expect(graded.stdout).toContain('no run of the half has seen the prose the branch holds');
     expect(await editStatus(editB)).toBe('confirmed');
     expect(await editStatus(editC)).toBe('reverted');
     expect(await difficult()).toEqual(['billing-payment-plan fixed', 'returns-condition stuck']);
@@ -272,8 +274,14 @@ describe('the batch loop by hand, following git tune next', () => {
     expect(read(`${RUNS}/batch02-nomem-run2/findings.md`).startsWith('## PASSED\n')).toBe(true);
   });
 
-  it('batch 2: with memory PASSED; the second checkpoint; nothing is left but the final check', async () => {
-    await follow('candidate');
+  it('batch 2: the prose it holds runs (rerun), passes, and the candidate comes from that run; with memory PASSED; the second checkpoint', async () => {
+    const rerun = await follow('rerun');
+    expect(rerun.step).toMatchObject({ command: 'git tune run', run: 'batch02-nomem-run3' });
+    await grade('batch02-nomem-run3', (t) => {
+      expect(t.startsWith('## PASSED\n')).toBe(true);
+      return t;
+    });
+    expect((await follow('candidate')).step.run).toBe('batch02-nomem-run3');
     await follow('mem-run');
     await grade('batch02-mem-run1', (t) => {
       expect(t.startsWith('## PASSED\n')).toBe(true);
@@ -301,7 +309,7 @@ describe('the batch loop by hand, following git tune next', () => {
     expect(() => repo.fsck()).not.toThrow();
     expect(repo.git('tag', '-l').trim().split('\n')).toEqual([
       'tune/demo/batch01-mem-run1', 'tune/demo/batch01-nomem-run1', 'tune/demo/batch01-nomem-run2', 'tune/demo/batch01-nomem-run3',
-      'tune/demo/batch02-mem-run1', 'tune/demo/batch02-nomem-run1', 'tune/demo/batch02-nomem-run2', 'tune/demo/final-check',
+      'tune/demo/batch02-mem-run1', 'tune/demo/batch02-nomem-run1', 'tune/demo/batch02-nomem-run2', 'tune/demo/batch02-nomem-run3', 'tune/demo/final-check',
     ]);
     const steps = repo.git('log', '--reverse', '--first-parent', '--format=%(trailers:key=Tune-Step,valueonly,separator=)', 'main..HEAD')
       .split('\n').filter(Boolean);
@@ -313,6 +321,7 @@ describe('the batch loop by hand, following git tune next', () => {
       'candidate', ...run, 'grade', 'checkpoint',
       'plan', ...run, 'grade', 'edit', 'edit', ...run,
       'revert', 'grade', // the grade of run 2 reverts the edit that fixed nothing, then records PASSED
+      ...run, 'grade', // no run had seen the prose left: it runs (rerun), and the half passes on it
       'candidate', ...run, 'grade', 'checkpoint',
       ...run, 'grade', // the final check
     ]);
