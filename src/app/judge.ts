@@ -8,7 +8,7 @@ import type { CaseResult } from '../contracts/result.js';
 import type { CaseStory } from '../core/case-story.js';
 import { redactJson, secretsOf } from '../core/redact.js';
 import { runPool } from '../run/pool.js';
-import { readCapped, runProcess } from '../run/process.js';
+import { interruptedError, readCapped, runProcess } from '../run/process.js';
 import { resolveCommand, type PresetScope } from '../run/presets/index.js';
 import { makeScratch, removeScratch } from '../run/scratch.js';
 import type { Env } from '../git/identity.js';
@@ -54,6 +54,8 @@ export async function judgeRun(
   const sleep = opts.sleep ?? realSleep;
   // Not a work tree native git can read (or git is busy): the judges run unguarded rather than not at all.
   const baseline = await worktreeBaseline(root, opts.env).catch(() => null);
+  // A judge killed on the user's request: no other judge starts, and the running ones end before the scratch dir goes.
+  let stopped: Error | null = null;
   try {
     await runPool(cases.filter((c) => byId.get(c.id)?.status !== 'void'), opts.concurrency, async (item) => {
       const dir = path.join(scratch, item.id);
@@ -79,6 +81,10 @@ export async function judgeRun(
           timeoutMs: judge.timeoutSec * 1000,
           stdoutFile: path.join(dir, `stdout.${n}`), stderrFile: path.join(dir, `stderr.${n}`),
         });
+        if (outcome.requested || stopped) {
+          stopped ??= interruptedError(`the judge on ${item.id}`);
+          return;
+        }
         const read = await readCapped(outputFile, 4 * 1024 * 1024);
         attempts.push(classifyJudgeAttempt({
           ...outcome,
@@ -96,10 +102,11 @@ export async function judgeRun(
       out[item.id] = last.kind === 'ok'
         ? { ...last.output, ...(undone.length ? { undone } : {}) }
         : { error: `${last.error}${tries > 1 ? ` (${tries} tries)` : ''}`, tries, ...(undone.length ? { undone } : {}) };
-    }, () => false);
+    }, () => stopped !== null);
   } finally {
     await removeScratch(scratch);
   }
+  if (stopped) throw stopped;
   const sorted: JudgeFile = {};
   for (const c of cases) if (out[c.id]) sorted[c.id] = out[c.id]!;
   // What the judge says is stored (judge.json, findings): never a secret it saw in its environment (docs/contracts.md#secrets).
