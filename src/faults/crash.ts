@@ -1,3 +1,5 @@
+import { appendFileSync, existsSync, writeFileSync } from 'node:fs';
+
 /**
  * Named crash points, for tests only. When the environment variable
  * `GIT_TUNE_CRASH_AT` names the point a command reaches, the process kills
@@ -57,7 +59,6 @@ async function pauseAt(point: string, count: number): Promise<void> {
   const spec = process.env[PAUSE_ENV];
   const file = process.env[PAUSE_FILE_ENV];
   if (!spec || !file || !wanted(point, count, spec)) return;
-  const { existsSync, writeFileSync } = await import('node:fs');
   writeFileSync(file, `${point}\n`);
   const until = Date.now() + 60_000;
   while (existsSync(file) && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 10));
@@ -73,7 +74,7 @@ export async function crashPoint(point: string): Promise<void> {
   if (!spec && !marks && !process.env[PAUSE_ENV]) return;
   const count = (reached.get(point) ?? 0) + 1;
   reached.set(point, count);
-  if (marks) (await import('node:fs')).appendFileSync(marks, `${point}\n`);
+  if (marks) appendFileSync(marks, `${point}\n`);
   await pauseAt(point, count);
   if (!spec || !wanted(point, count, spec)) return;
   process.kill(process.pid, 'SIGKILL');
