@@ -22,7 +22,7 @@ import { exampleRepo, stepCommits, templateAsync, yamlCases } from '../helpers/t
  * there. Trajectories run side by side.
  */
 const KILLS = Number(process.env.KILL_TEST_KILLS ?? 100);
-const TRAJECTORIES = 10; // half on each agent
+const TRAJECTORIES = 10; // at least; alternating agents
 const PARALLEL = 4;
 const cleanup: Array<() => void> = [];
 afterAll(() => {
@@ -103,7 +103,7 @@ async function trajectory(agent: keyof typeof AGENTS, seed: number, kills: numbe
     let ended = false;
     void auto.done.then(() => (ended = true));
     // The instant: after a random number of the points auto passes (its progress, whatever the machine's load), plus a random delay.
-    const passed = Math.floor(random() * 30);
+    const passed = Math.floor(random() * 24);
     const extra = Math.floor(random() * 400);
     const count = () => (existsSync(marks) ? readFileSync(marks, 'utf8').split('\n').length - 1 : 0);
     const giveUp = Date.now() + 60_000;
@@ -138,15 +138,18 @@ async function trajectory(agent: keyof typeof AGENTS, seed: number, kills: numbe
 
 describe('SIGKILL of the whole group at any instant of auto', () => {
   it(`${KILLS} kills on two agents: every trajectory reaches done, nothing twice, no orphan, fsck clean`, async () => {
-    // A few more than needed each: a trajectory that reaches done before its last kill stops there.
-    const per = Math.ceil(KILLS / TRAJECTORIES) + 3;
-    const jobs = Array.from({ length: TRAJECTORIES }, (_, i) => ({ agent: (i % 2 === 0 ? 'example' : 'quiz') as keyof typeof AGENTS, seed: 1000 + i }));
+    // Trajectories start, alternating agents, until the kills add up (one that reaches done early stops there).
+    const per = Math.ceil(KILLS / TRAJECTORIES);
     const results: Trajectory[] = [];
-    let next = 0;
+    let started = 0;
+    let planned = 0;
     await Promise.all(Array.from({ length: PARALLEL }, async () => {
-      while (next < jobs.length) {
-        const job = jobs[next++]!;
-        results.push(await trajectory(job.agent, job.seed, per));
+      while (planned < KILLS) {
+        const i = started++;
+        planned += per;
+        const t = await trajectory(i % 2 === 0 ? 'example' : 'quiz', 1000 + i, per);
+        planned -= per - t.kills;
+        results.push(t);
       }
     }));
     const kills = results.reduce((n, t) => n + t.kills, 0);
