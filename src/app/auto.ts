@@ -1,4 +1,4 @@
-import { existsSync, promises as fs } from 'node:fs';
+import { existsSync, readFileSync, promises as fs } from 'node:fs';
 import { missingConfig } from '../contracts/config.js';
 import { compareIds } from '../core/difficult.js';
 import { globToRegExp } from '../core/glob.js';
@@ -13,6 +13,7 @@ import type { Env } from '../git/identity.js';
 import { withDriverLock } from '../git/lock-owner.js';
 import { openRepo } from '../git/open.js';
 import type { GitRepo } from '../git/types.js';
+import { killAll } from '../run/process.js';
 import type { CaseEvent } from '../run/progress.js';
 import { isFinalStep, performStep, type StepContext, type StepOutcome } from './auto-step.js';
 import { nextFor } from './decide.js';
@@ -146,7 +147,37 @@ export async function autoTuning(cwd: string, opts: AutoOptions, name?: string):
  */
 export async function autoTuningIn(repo: GitRepo, opts: AutoOptions, name?: string): Promise<AutoResult> {
   const resolved = await resolveTuningName(repo, name);
-  return withDriverLock(repo.gitdir, [resolved.name], opts.command ?? 'git tune auto', () => driveTuning(repo, opts, resolved.name), !resolved.onBranch);
+  const drive = () => whileWatchingStopNow(stopFile(repo.gitdir, resolved.name), () => driveTuning(repo, opts, resolved.name));
+  return withDriverLock(repo.gitdir, [resolved.name], opts.command ?? 'git tune auto', drive, !resolved.onBranch);
+}
+
+/** The stop request `git tune stop --now` writes: `now <time>`; a plain stop writes the time alone. */
+export const stopNowLine = (at: Date) => `now ${at.toISOString()}\n`;
+
+/**
+ * Runs `fn` while watching for `git tune stop --now` (a request made after
+ * it started): the running runners, judges and editors are killed at once,
+ * on the user's request, so none of them is recorded (the cases run again
+ * when auto carries on) and auto stops as on a plain stop.
+ */
+async function whileWatchingStopNow<T>(file: string, fn: () => Promise<T>): Promise<T> {
+  const since = Date.now();
+  const timer = setInterval(() => {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch {
+      return;
+    }
+    const at = /^now (\S+)/.exec(text)?.[1];
+    if (at !== undefined && Date.parse(at) >= since - 1000) killAll('SIGKILL');
+  }, 200);
+  timer.unref();
+  try {
+    return await fn();
+  } finally {
+    clearInterval(timer);
+  }
 }
 
 async function driveTuning(repo: GitRepo, opts: AutoOptions, name: string): Promise<AutoResult> {

@@ -219,6 +219,7 @@ async function writeSteps(target: CommitTarget, steps: readonly StepCommit[], ct
     return (messages[i] = formatStep(step, commit.subject, commit.body ?? ''));
   };
   const ahead = lastOnly ? commits.length - 1 : commits.length;
+  await crashPoint(`${opts.command ?? commits[commits.length - 1]!.step.step}:begin`);
   diskFullPoint('objects', path.join(repo.gitdir, 'objects'));
   const oids = await writeChain(repo, target.parent, ahead, (i, written) => ({ changes: commits[i]!.changes, message: messageOf(i, written), author, committer }));
   if (lastOnly) {

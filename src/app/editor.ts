@@ -8,7 +8,7 @@ import { localPath } from '../core/paths.js';
 import { usageError } from '../errors.js';
 import type { Env } from '../git/identity.js';
 import { resolveCommand } from '../run/presets/index.js';
-import { runProcess } from '../run/process.js';
+import { interruptedError, runProcess } from '../run/process.js';
 import { makeScratch, removeScratch } from '../run/scratch.js';
 import { changesPath } from './edit.js';
 import { findingsPath } from './grade.js';
@@ -69,6 +69,11 @@ export async function runEditor(tuning: Tuning, run: RunState, judge: JudgeFile,
       timeoutMs: editor.timeoutSec * 1000,
       stdoutFile: path.join(scratch, 'stdout'), stderrFile: path.join(scratch, 'stderr'),
     });
+    if (outcome.requested) {
+      // Stopped by the user: what it changed is put back, so a later edit starts from the tip.
+      await undoOutside(root, env, baseline, () => false);
+      throw interruptedError(`the editor on ${run.name}`);
+    }
     // Kept, so a person can see what the editor was given and what it answered (the last call per run).
     await fs.rm(log, { recursive: true, force: true });
     await fs.mkdir(log, { recursive: true });

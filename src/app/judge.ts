@@ -9,7 +9,7 @@ import type { CaseResult } from '../contracts/result.js';
 import type { CaseStory } from '../core/case-story.js';
 import { redactJson, secretsOf } from '../core/redact.js';
 import { runPool } from '../run/pool.js';
-import { readCapped, runProcess } from '../run/process.js';
+import { interruptedError, readCapped, runProcess } from '../run/process.js';
 import { resolveCommand, type PresetScope } from '../run/presets/index.js';
 import { makeScratch, removeScratch } from '../run/scratch.js';
 import type { Env } from '../git/identity.js';
@@ -52,6 +52,8 @@ export interface JudgeSession {
   opts: JudgeRunOptions;
   sleep: (ms: number) => Promise<void>;
   baseline: Awaited<ReturnType<typeof worktreeBaseline>> | null;
+  /** Set when a judge was killed on the user's request: no other judge starts, and judging ends with this error. */
+  stopped: { error: Error | null };
 }
 
 /** One answer to judge: the case, the runner's result (and its raw result.json and transcript), and a scratch folder of its own. */
@@ -68,7 +70,7 @@ export async function judgeSession(root: string, judge: CommandSpec, opts: Judge
   const command = resolveCommand(judge, 'judge', opts.scope);
   // Not a work tree native git can read (or git is busy): the judges run unguarded rather than not at all.
   const baseline = await worktreeBaseline(root, opts.env).catch(() => null);
-  return { root, judge, command, opts, sleep: opts.sleep ?? realSleep, baseline };
+  return { root, judge, command, opts, sleep: opts.sleep ?? realSleep, baseline, stopped: { error: null } };
 }
 
 /**
@@ -93,6 +95,10 @@ async function askJudge(session: JudgeSession, answer: JudgeAnswer, ask: number)
       timeoutMs: judge.timeoutSec * 1000,
       stdoutFile: path.join(dir, `stdout.${n}`), stderrFile: path.join(dir, `stderr.${n}`),
     });
+    if (outcome.requested || session.stopped.error) {
+      session.stopped.error ??= interruptedError(`the judge on ${item.id}`);
+      throw session.stopped.error;
+    }
     const read = await readCapped(outputFile, 4 * 1024 * 1024);
     attempts.push(classifyJudgeAttempt({
       ...outcome,
@@ -142,13 +148,19 @@ export async function judgeRun(
   const { command } = session;
   try {
     await runPool(cases.filter((c) => byId.get(c.id)?.status !== 'void'), opts.concurrency, async (item) => {
-      out[item.id] = await judgeAnswer(session, {
-        item, result: byId.get(item.id)!, raw: rawResults.get(item.id) ?? null, transcript: opts.transcripts?.get(item.id), dir: path.join(scratch, item.id),
-      });
-    }, () => false);
+      try {
+        out[item.id] = await judgeAnswer(session, {
+          item, result: byId.get(item.id)!, raw: rawResults.get(item.id) ?? null, transcript: opts.transcripts?.get(item.id), dir: path.join(scratch, item.id),
+        });
+      } catch (e) {
+        // A judge killed on the user's request: no other judge starts, and the running ones end before the scratch dir goes.
+        if (e !== session.stopped.error) throw e;
+      }
+    }, () => session.stopped.error !== null);
   } finally {
     await removeScratch(scratch);
   }
+  if (session.stopped.error) throw session.stopped.error;
   const sorted: JudgeFile = {};
   for (const c of cases) if (out[c.id]) sorted[c.id] = out[c.id]!;
   // What the judge says is stored (judge.json, findings): never a secret it saw in its environment (docs/contracts.md#secrets).

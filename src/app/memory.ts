@@ -11,7 +11,7 @@ import { historyError, TuneError, EXIT, usageError } from '../errors.js';
 import type { Env } from '../git/identity.js';
 import type { FileChange } from '../git/types.js';
 import { snapshotMemory, writeMemory } from '../run/memory.js';
-import { readCapped, runProcess } from '../run/process.js';
+import { interruptedError, readCapped, runProcess } from '../run/process.js';
 import { makeScratch, removeScratch } from '../run/scratch.js';
 import { commitStep, targetOf, type WriteContext } from './commit.js';
 import { DryRun } from './dry-run.js';
@@ -152,6 +152,7 @@ async function runMergeCommand(
       env: { ...env, TUNE_MEMORY_BASE: baseDir, TUNE_MEMORY_WRITES: writesFile, TUNE_OUTPUT: outDir, TUNE_ROOT: tuning.repo.dir, TUNE_RUN: run },
       timeoutMs: 600_000, stdoutFile: path.join(tmp, 'merge.stdout'), stderrFile,
     });
+    if (outcome.requested) throw interruptedError(`the memory.merge command (${command.join(' ')})`);
     if (outcome.spawnError || outcome.timedOut || outcome.exitCode !== 0) {
       const why = outcome.spawnError
         ? `could not start: ${outcome.spawnError}`

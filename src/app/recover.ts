@@ -4,6 +4,7 @@ import { branchName, tagRef } from '../core/names.js';
 import { writeFileAtomic } from '../git/lockfile.js';
 import { removeDeadGitLocks, tryToolLock } from '../git/lock-owner.js';
 import { deadLedgers, removeDeadTemps } from '../git/temp-files.js';
+import { endOrphanGroups } from '../run/groups.js';
 import type { GitRepo } from '../git/types.js';
 import { localPath, localRoot, LOCKS_DIR, TEMPS_DIR } from '../core/paths.js';
 
@@ -124,6 +125,9 @@ export async function finishInterruptedSteps(repo: GitRepo): Promise<string[]> {
   if (temps.length > 0) out.push(`temporary files left by a git-tune that died were removed: ${temps.join(', ')}`);
   for (const name of names) {
     if (name.startsWith('.')) continue; // .locks, .temps: beside the tunings, never one
+    // Runners, judges and editors a killed git-tune left running (own process groups) end before anything is written.
+    const orphans = await endOrphanGroups(localPath(repo.gitdir, name, 'groups'));
+    if (orphans.length > 0) out.push(`processes a killed git-tune left running were ended: ${orphans.join(', ')}`);
     const journal = await readJournal(repo, name);
     const leftover = await finishedRunStores(repo, name);
     if (!journal && leftover.length === 0) continue;

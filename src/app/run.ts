@@ -210,6 +210,8 @@ export async function runCasesKept(cases: readonly Case[], k: KeptCases, ctx: Ru
         root: k.root, run: k.name, runner: k.config.runner, scope: k.config, target: k.target, memory: k.memory,
         scratch, logDir: k.store.logDir, env: ctx.env, now: ctx.clock,
       }, item);
+      // Killed on the user's request: no result (the run stays unfinished and resumes with this case).
+      if (outcome.interrupted) return;
       progress.finished(outcome.result);
       await notices.add(outcome.stderrFile, item.id);
       running.tokens += outcome.result.tokens;

@@ -6,9 +6,11 @@ import type { Selection } from '../contracts/files.js';
 import type { HistoryCommit, TuningState } from '../core/fold.js';
 import { matcher } from '../core/glob.js';
 import { branchName, branchRef, parseBranchName } from '../core/names.js';
-import { configPath, datasetPath, heldOutPath, readmePath, selectionPath, tuningDir } from '../core/paths.js';
+import { configPath, datasetPath, heldOutPath, localPath, readmePath, selectionPath, tuningDir } from '../core/paths.js';
 import { usageError } from '../errors.js';
+import { currentHolder } from '../git/lock-owner.js';
 import { openRepo } from '../git/open.js';
+import { recordGroupsIn } from '../run/groups.js';
 import type { GitRepo } from '../git/types.js';
 import { dropParsed, markProse, readTuningHistory, walkHistory, type TipFiles } from './cache.js';
 import { settleRunTags, viewOf } from './abandon.js';
@@ -103,6 +105,8 @@ export async function openTuning(cwd: string, name?: string): Promise<Tuning> {
 export async function startTuning(repo: GitRepo, name?: string, ctx: { env: Env; now: Date } = { env: process.env, now: new Date() }): Promise<Tuning> {
   const finished = await finishInterruptedSteps(repo);
   const tuning = await loadTuning(repo, name);
+  // The runners, judges and editors this command starts are recorded, so a command after a kill of this one ends them (src/run/groups.ts).
+  recordGroupsIn(localPath(repo.gitdir, tuning.name, 'groups'), await currentHolder('git tune'));
   // Run tags of steps a rewrite abandoned go aside, once per tip (src/app/abandon.ts); it never stops the command.
   const settled = await settleRunTags(viewOf(tuning), ctx).catch((err: Error) => [`run tags of abandoned steps were not moved aside: ${err.message}`]);
   const notices = [...finished, ...settled];

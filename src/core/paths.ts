@@ -75,4 +75,4 @@ export const localRoot = (gitdir: string) => path.join(gitdir, 'tune');
 /** Local state of tuning `tuning`: `<gitdir>/tune/<name>/<parts…>`. */
 export const localPath = (gitdir: string, tuning: string, part: LocalPart, ...rest: string[]) => path.join(gitdir, 'tune', tuning, part, ...rest);
 /** Each kind of local state of a tuning (what follows is a run, shard or file name). */
-export type LocalPart = 'runs' | 'cache' | 'pending-step.json' | 'stop' | 'lock' | 'driver' | 'shards' | 'changed-during-run' | 'worktree' | 'editor';
+export type LocalPart = 'runs' | 'cache' | 'pending-step.json' | 'stop' | 'lock' | 'driver' | 'shards' | 'changed-during-run' | 'worktree' | 'editor' | 'groups';

@@ -1,3 +1,5 @@
+import { appendFileSync, existsSync, writeFileSync } from 'node:fs';
+
 /**
  * Named crash points, for tests only. When the environment variable
  * `GIT_TUNE_CRASH_AT` names the point a command reaches, the process kills
@@ -39,13 +41,42 @@ function wanted(point: string, count: number, spec: string): boolean {
   });
 }
 
-/** Kills this process with SIGKILL when `GIT_TUNE_CRASH_AT` names `point` (tests only). */
+/**
+ * `GIT_TUNE_MARKS=<file>`: every point reached is appended to the file, one
+ * line each, so a test that kills the process at a random instant can say
+ * where it was (test/reliability/kill-anywhere.test.ts).
+ */
+export const MARKS_ENV = 'GIT_TUNE_MARKS';
+/**
+ * `GIT_TUNE_PAUSE_AT=<point>[#n][,…]` with `GIT_TUNE_PAUSE_FILE=<file>`: at
+ * the point, the process writes its name to the file and waits while the file
+ * exists (at most a minute), so a test can signal or kill it exactly there.
+ */
+export const PAUSE_ENV = 'GIT_TUNE_PAUSE_AT';
+export const PAUSE_FILE_ENV = 'GIT_TUNE_PAUSE_FILE';
+
+async function pauseAt(point: string, count: number): Promise<void> {
+  const spec = process.env[PAUSE_ENV];
+  const file = process.env[PAUSE_FILE_ENV];
+  if (!spec || !file || !wanted(point, count, spec)) return;
+  writeFileSync(file, `${point}\n`);
+  const until = Date.now() + 60_000;
+  while (existsSync(file) && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
+/**
+ * Kills this process with SIGKILL when `GIT_TUNE_CRASH_AT` names `point`;
+ * marks or pauses it there when asked (tests only).
+ */
 export async function crashPoint(point: string): Promise<void> {
   const spec = process.env[CRASH_ENV];
-  if (!spec) return;
+  const marks = process.env[MARKS_ENV];
+  if (!spec && !marks && !process.env[PAUSE_ENV]) return;
   const count = (reached.get(point) ?? 0) + 1;
   reached.set(point, count);
-  if (!wanted(point, count, spec)) return;
+  if (marks) appendFileSync(marks, `${point}\n`);
+  await pauseAt(point, count);
+  if (!spec || !wanted(point, count, spec)) return;
   process.kill(process.pid, 'SIGKILL');
   // SIGKILL cannot be caught; never go on past the point while it lands.
   await new Promise<never>(() => {});

@@ -220,6 +220,7 @@ async function createToolLock(file: string, holder: LockHolder): Promise<boolean
  * a live command took meanwhile is put back.
  */
 async function takeOverStale(file: string, stale: LockHolder | null): Promise<void> {
+  if (stale) deadHolders.push(stale);
   const aside = `${file}.stale-${process.pid}-${randomBytes(4).toString('hex')}`;
   try {
     await fs.rename(file, aside);
@@ -231,6 +232,72 @@ async function takeOverStale(file: string, stale: LockHolder | null): Promise<vo
     await fs.link(aside, file).catch(() => undefined);
   }
   await fs.rm(aside, { force: true });
+}
+
+/** The dead holders of tool and driver locks this process took over: the git locks they left are theirs. */
+const deadHolders: LockHolder[] = [];
+
+const isGit = (pid: string): boolean => {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'git';
+  } catch {
+    return false;
+  }
+};
+
+const parentOf = (pid: string): number | null => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return null;
+  }
+};
+
+/** A running `git` whose working directory is in this repository (it may hold the lock, as a `git commit` waiting for its editor does). */
+async function liveGitIn(gitdir: string): Promise<number | null> {
+  const roots = [path.resolve(gitdir), path.dirname(path.resolve(gitdir))];
+  for (const pid of await fs.readdir('/proc').catch(() => [] as string[])) {
+    if (!/^\d+$/.test(pid) || !isGit(pid) || parentOf(pid) === process.pid) continue; // our own git (a cat-file --batch) holds no lock it left
+    const cwd = await fs.readlink(`/proc/${pid}/cwd`).catch(() => null);
+    if (cwd && roots.some((r) => cwd === r || cwd.startsWith(`${r}${path.sep}`))) return Number(pid);
+  }
+  return null;
+}
+
+/** Start of this process, as wall-clock ms. */
+const startedAtMs = Date.now() - process.uptime() * 1000;
+
+/**
+ * A git lock file with no note (a git-tune killed between creating it and
+ * noting it, or a `git` it ran, killed with it) that a dead git-tune provably
+ * left: the holder of a tool or driver lock of this repository is gone (on
+ * disk, or taken over by this process), the lock file was made while it held
+ * that lock and before this process started, no live git-tune holds a tool
+ * lock here and no `git` runs in this repository. Returns the dead holder,
+ * or null when the lock may be someone's.
+ */
+export async function deadToolLeft(gitdir: string, lockPath: string): Promise<LockHolder | null> {
+  const st = await fs.stat(lockPath).catch(() => null);
+  if (!st || st.mtimeMs >= startedAtMs) return null;
+  const dead = [...deadHolders];
+  for (const name of await fs.readdir(localRoot(gitdir)).catch(() => [] as string[])) {
+    for (const file of [toolLockPath(gitdir, name), localPath(gitdir, name, 'driver')]) {
+      const holder = parseHolder(await fs.readFile(file, 'utf8').catch(() => ''));
+      if (!holder || isThisProcess(holder)) continue;
+      if (await holderAlive(holder)) {
+        // A live git-tune of this repository may hold it.
+        if (file.endsWith(`${path.sep}lock`)) return null;
+        continue;
+      }
+      dead.push(holder);
+    }
+  }
+  // Its holder's lock dates from before the git lock (a second of slack for clocks that tick coarsely).
+  const left = dead.find((h) => h.host === os.hostname() && h.since !== '' && Date.parse(h.since) <= st.mtimeMs + 1000);
+  if (!left) return null;
+  if ((await liveToolHolder(gitdir)) !== null || (await liveGitIn(gitdir)) !== null) return null;
+  return left;
 }
 
 /** The tool lock's holder when it is someone else (alive or dead), or null when free. */

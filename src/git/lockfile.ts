@@ -2,7 +2,7 @@ import { promises as fs, constants } from 'node:fs';
 import path from 'node:path';
 import { TuneError, EXIT } from '../errors.js';
 import { diskFullPoint, type EnospcPoint } from '../faults/enospc.js';
-import { forgetLockOwner, gitLockError, noteLockOwner, removeDeadGitLock } from './lock-owner.js';
+import { deadToolLeft, forgetLockOwner, gitLockError, noteLockOwner, removeDeadGitLock } from './lock-owner.js';
 import { tempFileFor } from './temp-files.js';
 
 /**
@@ -43,24 +43,79 @@ export async function readRefValue(gitdir: string, ref: string): Promise<string 
   return readPackedRef(gitdir, ref);
 }
 
+/** Milliseconds a held ref lock is waited for: git's `core.filesRefLockTimeout` (100 by default), read from the repository's config once. */
+const lockTimeouts = new Map<string, Promise<number>>();
+
+export function refLockTimeout(gitdir: string): Promise<number> {
+  let found = lockTimeouts.get(gitdir);
+  if (!found) {
+    found = fs.readFile(path.join(gitdir, 'config'), 'utf8').then((text) => {
+      let section = '';
+      let ms = 100;
+      for (const raw of text.split('\n')) {
+        const line = raw.replace(/[#;].*$/, '').trim();
+        const head = /^\[\s*([^\]\s"]+)[^\]]*\]\s*(.*)$/.exec(line);
+        if (head) section = head[1]!.toLowerCase();
+        const kv = /^([A-Za-z][\w-]*)\s*=\s*(-?\d+)$/.exec(head ? head[2]! : line);
+        // A negative value means "retry forever" to git; a bounded wait is kept here (a minute).
+        if (section === 'core' && kv && kv[1]!.toLowerCase() === 'filesreflocktimeout') ms = Number(kv[2]) < 0 ? 60_000 : Number(kv[2]);
+      }
+      return ms;
+    }, () => 100);
+    lockTimeouts.set(gitdir, found);
+  }
+  return found;
+}
+
+/** Says on stderr that a stale lock was removed (narration: the command goes on). */
+const sayRemoved = (line: string): void => {
+  process.stderr.write(`${line}\n`);
+};
+
 /**
  * Creates `lockPath` exclusively, as git does, and notes beside it that this
  * process holds it (src/git/lock-owner.ts). A lock a dead git-tune left is
- * removed; any other is reported as `ref-locked`, naming its holder.
+ * removed, saying so; one held by a live process is waited for up to `waitMs`
+ * (git's `core.filesRefLockTimeout`) before it is reported as `ref-locked`,
+ * naming its holder.
  */
-async function takeLock(gitdir: string, lockPath: string, what: string): Promise<fs.FileHandle> {
+async function takeLock(gitdir: string, lockPath: string, what: string, waitMs?: number): Promise<fs.FileHandle> {
   await fs.mkdir(path.dirname(lockPath), { recursive: true });
-  for (let attempt = 0; ; attempt++) {
+  const deadline = Date.now() + (waitMs ?? (await refLockTimeout(gitdir)));
+  let checkedDead = false;
+  for (;;) {
     try {
       const handle = await fs.open(lockPath, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, 0o644);
       await noteLockOwner(gitdir, lockPath);
       return handle;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      if (attempt === 0 && (await removeDeadGitLock(gitdir, lockPath))) continue;
-      throw await gitLockError(gitdir, lockPath, what);
+      if (!checkedDead) {
+        checkedDead = true;
+        if (await clearStaleLock(gitdir, lockPath)) continue;
+      } else if (await removeDeadGitLock(gitdir, lockPath)) continue;
+      if (Date.now() >= deadline) throw await gitLockError(gitdir, lockPath, what);
+      await new Promise((resolve) => setTimeout(resolve, 5 + Math.floor(Math.random() * 20)));
     }
   }
+}
+
+/**
+ * Removes `lockPath` when a dead git-tune provably left it (its note names a
+ * dead holder, or deadToolLeft), saying so on stderr; true when it did. For
+ * locks native git takes itself (`git update-ref`), which waits for a live
+ * holder on its own (`core.filesRefLockTimeout`).
+ */
+export async function clearStaleLock(gitdir: string, lockPath: string): Promise<boolean> {
+  if (await removeDeadGitLock(gitdir, lockPath)) {
+    sayRemoved(`git-tune: removed ${lockPath}: the git-tune that held it was killed`);
+    return true;
+  }
+  const dead = await deadToolLeft(gitdir, lockPath);
+  if (!dead) return false;
+  await fs.rm(lockPath, { force: true });
+  sayRemoved(`git-tune: removed ${lockPath}: left by ${dead.command} (pid ${dead.pid}), which was killed`);
+  return true;
 }
 
 /** Lets go of a lock file this process holds (the note first: it must never outlive its lock). */
@@ -189,7 +244,7 @@ export async function withIndexLock<T>(gitdir: string, fn: () => Promise<T>, wai
   let handle: fs.FileHandle;
   for (;;) {
     try {
-      handle = await takeLock(gitdir, lockPath, 'the index');
+      handle = await takeLock(gitdir, lockPath, 'the index', 0);
       break;
     } catch (err) {
       if ((err as TuneError).code !== 'ref-locked' || Date.now() >= deadline) throw err;

@@ -4,7 +4,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { singleQuoted } from '../core/argv.js';
 import { TuneError, EXIT, conflictError } from '../errors.js';
-import { readRefValue, withIndexLock, writeFileAtomic } from './lockfile.js';
+import { clearStaleLock, readRefValue, withIndexLock, writeFileAtomic } from './lockfile.js';
 import { isSpaceError } from './disk-full.js';
 import { recordTempsOf, tempFileFor } from './temp-files.js';
 import { diskFullPoint } from '../faults/enospc.js';
@@ -292,7 +292,10 @@ export class NativeGitRepo extends NativeCommands implements GitRepo {
     if (expected === null) await this.assertNothingInTheWay(ref);
     // With a note, git writes it to the ref's reflog (and HEAD's when HEAD is on it), under the committer named.
     const env = reflog ? committerEnv(reflog.committer) : undefined;
-    const r = await this.run(['update-ref', '-m', reflog?.message ?? 'git tune', ref, oid, expected ?? ZERO_OID], { ok: [1, 128], ...(env ? { env } : {}) });
+    const update = () => this.run(['update-ref', '-m', reflog?.message ?? 'git tune', ref, oid, expected ?? ZERO_OID], { ok: [1, 128], ...(env ? { env } : {}) });
+    let r = await update();
+    // git waited for a live holder (core.filesRefLockTimeout); a lock a killed git-tune left goes, and the update is tried again.
+    if (r.code !== 0 && (await clearStaleLock(this.gitdir, path.join(this.gitdir, `${ref}.lock`)))) r = await update();
     if (r.code !== 0) await this.explainRefFailure(ref, expected, r.stderr, ['update-ref', ref]);
   }
 
@@ -312,7 +315,9 @@ export class NativeGitRepo extends NativeCommands implements GitRepo {
   }
 
   async deleteRef(ref: string, expected: string): Promise<void> {
-    const r = await this.run(['update-ref', '-m', 'git tune', '-d', ref, expected], { ok: [1, 128] });
+    const remove = () => this.run(['update-ref', '-m', 'git tune', '-d', ref, expected], { ok: [1, 128] });
+    let r = await remove();
+    if (r.code !== 0 && (await clearStaleLock(this.gitdir, path.join(this.gitdir, `${ref}.lock`)))) r = await remove();
     if (r.code !== 0) await this.explainRefFailure(ref, expected, r.stderr, ['update-ref', '-d', ref]);
   }
 

@@ -48,6 +48,12 @@ export interface CaseOutcome {
    * case is not kept; the run stops as on a downed sandbox, with exit 7.
    */
   diskFull?: Error;
+  /**
+   * git-tune killed the runner on the user's request (a second Ctrl-C, `git
+   * tune stop --now`): the case has no result (never a VOID for memory); it
+   * is not kept and runs again when the run resumes.
+   */
+  interrupted?: true;
 }
 
 /** Largest result file read: a runner that writes more gets a clear case error. */
@@ -75,7 +81,7 @@ function describeZod(error: { issues: Array<{ path: PropertyKey[]; message: stri
 
 async function runCommandCheck(
   ctx: CaseContext, check: { command: string[] }, caseFile: string, resultFile: string, dir: string, index: number,
-): Promise<CheckOutcome> {
+): Promise<CheckOutcome | 'interrupted'> {
   const outcome = await runProcess({
     command: check.command, shell: false, cwd: ctx.root,
     env: { ...ctx.env, TUNE_CASE: caseFile, TUNE_RESULT: resultFile, TUNE_ROOT: ctx.root, TUNE_RUN: ctx.run },
@@ -83,6 +89,7 @@ async function runCommandCheck(
     stdoutFile: path.join(dir, `check-${index}.stdout`), stderrFile: path.join(dir, `check-${index}.stderr`),
     maxLogBytes: 64 * 1024,
   });
+  if (outcome.requested) return 'interrupted';
   const pass = outcome.exitCode === 0;
   let detail: string | undefined;
   if (!pass) {
@@ -179,7 +186,8 @@ export async function runCase(ctx: CaseContext, item: Case): Promise<CaseOutcome
   await keepWorkspace(workspace, keptWorkspaceDir(ctx.logDir, item.id), ctx.runner.keep ?? [], secrets);
 
   // Killed for memory, out of memory, or no memory to start in: VOID, never an error that blames the prose.
-  const shortOfMemory = outcome.timedOut ? null : memoryShortage({ ...outcome, oomKills: oomDelta(oomBefore, await oomCounts()) });
+  // A runner git-tune itself killed (a timeout, the user's Ctrl-C) was not short of memory, whatever its signal says.
+  const shortOfMemory = outcome.timedOut || outcome.requested ? null : memoryShortage({ ...outcome, oomKills: oomDelta(oomBefore, await oomCounts()) });
   const after = await snapshotMemory(memoryDir);
   const writes = await diffMemory(memoryDir, before, after);
   const read = await readCapped(outputFile, MAX_RESULT_BYTES);
@@ -212,11 +220,15 @@ export async function runCase(ctx: CaseContext, item: Case): Promise<CaseOutcome
 
   const status: CaseResult['status'] = voidReason ? 'void' : error ? 'error' : 'ok';
   const checks: CheckOutcome[] = [];
+  let checkKilled = false;
   if (status === 'ok' && parsed) {
     for (const [i, check] of (item.checks ?? []).entries()) {
-      checks.push(check.type === 'command'
-        ? await runCommandCheck(ctx, check, caseFile, outputFile, dir, i)
-        : runCheck(check, parsed.answer));
+      const checked = check.type === 'command' ? await runCommandCheck(ctx, check, caseFile, outputFile, dir, i) : runCheck(check, parsed.answer);
+      if (checked === 'interrupted') {
+        checkKilled = true;
+        break;
+      }
+      checks.push(checked);
     }
   }
   const right = status === 'void' ? null : status === 'error' ? false : checks.length > 0 ? checks.every((c) => c.pass) : null;
@@ -249,5 +261,6 @@ export async function runCase(ctx: CaseContext, item: Case): Promise<CaseOutcome
     result: redactJson(result, secrets), writes: redactJson(writes, secrets), stdoutFile, stderrFile,
     rawResult: read.text === null ? null : redactText(read.text, secrets),
     ...(diskFull ? { diskFull } : {}),
+    ...(outcome.requested || checkKilled ? { interrupted: true as const } : {}),
   };
 }

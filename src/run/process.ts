@@ -1,5 +1,6 @@
 import { spawn as nodeSpawn } from 'node:child_process';
 import { createWriteStream, promises as fs } from 'node:fs';
+import { EXIT, TuneError } from '../errors.js';
 
 /**
  * Runs one command of a contract (runner, judge, check, editor): no shell
@@ -28,6 +29,12 @@ export interface ProcessOutcome {
   /** The last STDERR_TAIL_BYTES of stderr, whatever the cap kept (an out-of-memory death prints its reason last). */
   stderrTail: string;
   durationMs: number;
+  /**
+   * git-tune ended it on the user's request (a second Ctrl-C, `git tune stop
+   * --now`): not the process's doing, so never read as a memory death or a
+   * failure; what it was doing is left undone (a case leaves no result).
+   */
+  requested?: boolean;
 }
 
 /** Bytes of stderr's end kept in memory per process. */
@@ -39,10 +46,28 @@ export const MAX_LOG_BYTES = 1024 * 1024;
 /** The line that ends a kept log cut short: where it was cut and how much was not kept. */
 export const cutMarker = (kept: number, dropped: number) => `[git-tune: cut here after ${kept} bytes; ${dropped} more bytes not kept]\n`;
 const running = new Set<number>();
+/** Groups killed on the user's request (killAll): their outcome says `requested`. */
+const requested = new Set<number>();
 
-/** Kills every process group we started (Ctrl-C, a stop). */
+/**
+ * Where the process groups this process starts are recorded while they run
+ * (src/run/groups.ts), so a command that finds their starter dead ends them.
+ */
+export interface GroupLog {
+  started(pgid: number): void;
+  ended(pgid: number): void;
+}
+let groupLog: GroupLog | null = null;
+
+/** Records every process group started from now on in `log` (null: none). */
+export function recordGroups(log: GroupLog | null): void {
+  groupLog = log;
+}
+
+/** Kills every process group we started, on the user's request (a second Ctrl-C, `git tune stop --now`). */
 export function killAll(signal: NodeJS.Signals = 'SIGTERM'): void {
   for (const pid of running) {
+    requested.add(pid);
     try {
       process.kill(-pid, signal);
     } catch {
@@ -51,8 +76,21 @@ export function killAll(signal: NodeJS.Signals = 'SIGTERM'): void {
   }
 }
 
+/**
+ * What a judge, editor or memory merge killed on the user's request throws:
+ * nothing it did is recorded, and the command that started it ends as an
+ * interrupted one (exit 130; the next `git tune auto` does the step again).
+ */
+export const interruptedError = (what: string): TuneError =>
+  new TuneError('interrupted', `${what} was stopped (Ctrl-C twice or \`git tune stop --now\`); nothing of it was recorded`, {
+    exitCode: EXIT.interrupted,
+    hint: 'git tune auto   # carries on from here',
+  });
+
 function cappedSink(file: string, max: number, tailBytes = 0) {
   const stream = createWriteStream(file);
+  // A log that cannot be written (its scratch dir removed under it) is not worth the process.
+  stream.on('error', () => undefined);
   let kept = 0;
   let dropped = 0;
   let tail = Buffer.alloc(0);
@@ -110,7 +148,10 @@ export async function runProcess(spec: ProcessSpec, now: () => number = Date.now
       void failed(e as NodeJS.ErrnoException);
       return;
     }
-    if (child.pid) running.add(child.pid);
+    if (child.pid) {
+      running.add(child.pid);
+      groupLog?.started(child.pid);
+    }
     child.stdout?.on('data', (c: Buffer) => out.write(c));
     child.stderr?.on('data', (c: Buffer) => err.write(c));
     const timer = setTimeout(() => {
@@ -127,12 +168,22 @@ export async function runProcess(spec: ProcessSpec, now: () => number = Date.now
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      if (child.pid) running.delete(child.pid);
+      const killed = child.pid !== undefined && requested.delete(child.pid);
+      if (child.pid) {
+        running.delete(child.pid);
+        // The leader is gone; a child it left in the group goes with it (a timeout or a kill already sent SIGKILL).
+        try {
+          process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          /* the group is empty */
+        }
+        groupLog?.ended(child.pid);
+      }
       await out.close();
       await err.close();
       resolve({
         exitCode, signal, timedOut, spawnError: spawnFailed?.message ?? null, spawnCode: spawnFailed ? spawnFailed.code ?? null : null,
-        stderrTail: err.tail(), durationMs: now() - started,
+        stderrTail: err.tail(), durationMs: now() - started, ...(killed && !timedOut ? { requested: true } : {}),
       });
     };
     child.on('error', (e) => void finish(null, null, e));

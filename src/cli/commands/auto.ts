@@ -43,6 +43,7 @@ Examples:
       .command('stop')
       .description('ask a running `git tune auto` to stop at the next safe point')
       .option('--fleet <name>', 'every target of fleet <name> (`git tune auto --fleet`)')
+      .option('--now', 'kill the running runners, judge and editor at once: what they were doing is not recorded, and `git tune auto` does it again')
       .addOption(json())
       .addOption(tuningOpt()),
     stop,
@@ -225,8 +226,10 @@ async function runFleet(io: CommandIO, opts: AutoCommandOptions, fleet: string, 
 }
 
 /** `git tune stop`: ask a running auto to stop at the next safe point. */
-async function stop(io: CommandIO, opts: { json?: boolean; tuning?: string; fleet?: string }): Promise<void> {
-  const [{ stopFile }, { openTuning }] = await Promise.all([import('../../app/auto.js'), import('../../app/tuning.js')]);
+async function stop(io: CommandIO, opts: { json?: boolean; tuning?: string; fleet?: string; now?: boolean }): Promise<void> {
+  const [{ stopFile, stopNowLine }, { openTuning }] = await Promise.all([import('../../app/auto.js'), import('../../app/tuning.js')]);
+  const request = opts.now ? stopNowLine(io.now) : `${io.now.toISOString()}\n`;
+  const what = opts.now ? 'running cases are killed and not kept (they run again), then it exits' : 'running cases finish and are kept, then it exits';
   if (opts.fleet !== undefined) {
     const [{ openRepo }, { requireFleet }] = await Promise.all([import('../../git/open.js'), import('../../app/fleet.js')]);
     const repo = await openRepo(io.cwd);
@@ -234,16 +237,16 @@ async function stop(io: CommandIO, opts: { json?: boolean; tuning?: string; flee
     for (const m of members) {
       const file = stopFile(repo.gitdir, m.tuning);
       await fs.mkdir(path.dirname(file), { recursive: true });
-      await fs.writeFile(file, `${io.now.toISOString()}\n`);
+      await fs.writeFile(file, request);
     }
-    if (opts.json) printJson(io, { fleet: opts.fleet, tunings: members.map((m) => m.tuning), requested: true });
-    else io.out(`asked auto on fleet ${opts.fleet} (${members.map((m) => m.target).join(', ')}) to stop: running cases finish and are kept, then it exits`);
+    if (opts.json) printJson(io, { fleet: opts.fleet, tunings: members.map((m) => m.tuning), requested: true, now: Boolean(opts.now) });
+    else io.out(`asked auto on fleet ${opts.fleet} (${members.map((m) => m.target).join(', ')}) to stop: ${what}`);
     return;
   }
   const tuning = await openTuning(io.cwd, opts.tuning);
   const file = stopFile(tuning.repo.gitdir, tuning.name);
   await fs.mkdir(path.dirname(file), { recursive: true });
-  await fs.writeFile(file, `${io.now.toISOString()}\n`);
-  if (opts.json) printJson(io, { tuning: tuning.name, requested: true });
-  else io.out(`asked auto on ${tuning.name} to stop: running cases finish and are kept, then it exits`);
+  await fs.writeFile(file, request);
+  if (opts.json) printJson(io, { tuning: tuning.name, requested: true, now: Boolean(opts.now) });
+  else io.out(`asked auto on ${tuning.name} to stop: ${what}`);
 }

@@ -1,0 +1,94 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { CLI, type At, type CliResult } from './cli.js';
+
+/**
+ * The CLI as a terminal runs it: the leader of its own process group, so a
+ * test can signal the whole group (`kill -INT -<pgid>`) as Ctrl-C does, or
+ * SIGKILL it as the OOM killer or a closed terminal does.
+ */
+export interface GroupRun {
+  child: ChildProcess;
+  pgid: number;
+  done: Promise<CliResult>;
+}
+
+export function startGroup(at: At, args: readonly string[], extraEnv: Record<string, string> = {}): GroupRun {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd: at.dir, env: { ...process.env, ...at.env, ...extraEnv }, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+  const done = new Promise<CliResult>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code: code ?? -1, signal, stdout, stderr }));
+  });
+  return { child, pgid: child.pid!, done };
+}
+
+/** Sends `signal` to every process of the group; false when the group is gone. */
+export function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export const groupAlive = (pgid: number): boolean => {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Waits until `ok()` holds (polling), failing after `ms`. */
+export async function waitUntil(ok: () => boolean, ms: number, what: string): Promise<void> {
+  const until = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await sleep(15);
+  }
+}
+
+/** The command line of a process, or '' when it is gone. */
+export function cmdline(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+  } catch {
+    return '';
+  }
+}
+
+/** The process groups git-tune recorded as running for `tuning` (runners, judge, editor), with their command lines. */
+export function recordedGroups(at: At, tuning: string): Array<{ pgid: number; command: string }> {
+  const dir = path.join(at.dir, '.git', 'tune', tuning, 'groups');
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).filter((n) => n.endsWith('.json')).map((n) => Number(n.slice(0, -5)))
+    .filter((pgid) => groupAlive(pgid)).map((pgid) => ({ pgid, command: cmdline(pgid) }));
+}
+
+/** Every live process whose environment says it works for the repository at `dir` (TUNE_ROOT), but for `except`'s group. */
+export function processesFor(dir: string): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const env = readFileSync(`/proc/${name}/environ`, 'utf8');
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
+      if (env.split('\0').includes(`TUNE_ROOT=${dir}`)) out.push(Number(name));
+    } catch {
+      /* gone, or not ours */
+    }
+  }
+  return out;
+}
