@@ -382,9 +382,16 @@ export function parseFindings(markdown: string, caseIds: readonly string[]): Par
 
   const cases = new Map<string, CaseVerdict>();
   const known = new Set(caseIds);
+  // Only the results table says right or wrong: another table keyed by case (the final check's right-rates:
+  // `| case | answers | right-rate | decides |`) is read past, so its counts are not taken for results.
+  let otherTable = false;
+  let inTable = false;
   for (const line of markdown.split('\n')) {
     const cells = line.split('|').map((c) => c.trim());
-    if (cells.length < 4 || !known.has(cells[1]!)) continue;
+    const row = line.trim().startsWith('|');
+    if (row && !inTable) otherTable = cells[1]?.toLowerCase() === 'case' && cells[2]?.toLowerCase() !== 'result';
+    inTable = row;
+    if (otherTable || cells.length < 4 || !known.has(cells[1]!)) continue;
     const v = cells[2]!.toLowerCase();
     const value: CaseVerdict | null = v === 'right' ? 'right' : v === 'wrong' ? 'wrong' : v === 'void' ? 'VOID' : v === '?' ? '?' : null;
     if (value === null) problems.push(`case ${cells[1]}: result must be right or wrong (found "${cells[2]}")`);

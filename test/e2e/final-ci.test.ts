@@ -352,7 +352,9 @@ describe.concurrent('target models', () => {
     expect(summary).toContain('3 targets; best: **example-main** (most cases right, then fewest tokens, then cost).');
     expect(summary).toMatch(/\| example-main \(best\) \| VERIFIED \| 6 of 6 \|/);
     expect(summary).toContain('### flaky: FAILED');
-    expect(r.stdout).toContain('  example-main (best): VERIFIED\n');
+    // Each target's verdict line says right / wrong / stuck with counts beside it (final reports' honest outcome).
+    expect(r.stdout).toContain('  example-main (best): VERIFIED: 6 of 6 right (rate 100%, 95% CI 61–100%); wrong: none; stuck: none\n');
+    expect(r.stdout).toContain('  flaky: FAILED: 5 of 6 right (rate 83%, 95% CI 44–97%); wrong: ' + wrong + '; stuck: none');
     // Each target's result set, run with its env: TUNE_TARGET is the model the example agent reports.
     const root = outputs['result-dir']!;
     const large = readJson(path.join(root, 'example-large', 'results.json')) as Array<{ usage: Array<{ model: string }> }>;

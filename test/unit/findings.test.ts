@@ -286,6 +286,16 @@ describe('draftFindings', () => {
       expect(parsed.review).toEqual({ cost: d.markdown.includes('\n## Cost review\n'), memory: d.markdown.includes('\n## Memory review\n') });
     }
   });
+
+  it('reads a final check whose right-rates table repeats a case id as its results, not that table\'s counts', () => {
+    const d = draftFindings(input({ run: { name: 'final-check', batch: 0, half: null, number: 1 }, results: [result('a'), wrong('b')], final: { stuck: ['b'], rightInBatch: new Map([['a', true], ['b', false]]), maxStuckShare: 0.2 } }));
+    const rates = '| case | answers | right-rate | decides |\n| --- | --- | --- | --- |\n| b | 4 | 0/4 right (0%) | wrong |\n';
+    const md = d.markdown.includes('| right-rate | decides |') ? d.markdown : `${d.markdown}\n${rates}`;
+    const parsed = parseFindings(md, ['a', 'b']);
+    expect(parsed.problems).toEqual([]);
+    expect(parsed.cases).toEqual(new Map([['a', 'right'], ['b', 'wrong']]));
+    expect(parseFindings(`${md}\n| case | result |\n| --- | --- |\n| a | 4 |\n`, ['a', 'b']).problems).toEqual(['case a: result must be right or wrong (found "4")']);
+  });
 });
 
 describe('parseFindings', () => {
