@@ -17,10 +17,17 @@ import { batchNumbered, halfRuns, isVoidRun, type EditState, type RunState, type
  * prose `run`'s latest grade left on the branch): `run` itself, or the latest
  * earlier finished, graded, not VOID run of the half on exactly that prose;
  * null when no run of the half has seen it. A history without the prose
- * recorded (written before it was, or imported) reads as today: `run`.
+ * recorded (written before it was, or imported), or one where none of the
+ * edits `run` tried was reverted after it, reads as today: `run`.
  */
-export function basisRun(state: TuningState, run: RunState, held: string | null = run.grade?.prose ?? null): RunState | null {
+export function basisRun(state: TuningState, run: RunState, prose?: string | null): RunState | null {
+  const held = prose !== undefined ? prose : (run.grade?.prose ?? null);
   if (run.half === null || held === null || run.prose === null || run.prose === held) return run;
+  // On the recorded history, only a revert of what `run` tried makes its prose
+  // one the half left behind; an edit kept on purpose (`grade --keep`) is a
+  // person's choice on record, and the final check runs the prose it leaves.
+  // (A grade being decided passes `prose`: its reverts are not folded yet.)
+  if (prose === undefined && revertedAfter(state, run).length === 0) return run;
   const earlier = halfRuns(state, run.batch, run.half)
     .filter((r) => r !== run && r.startIndex < run.startIndex && r.finished && !isVoidRun(r) && r.grade !== null && r.prose === held);
   return earlier[earlier.length - 1] ?? null;

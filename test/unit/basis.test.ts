@@ -41,6 +41,21 @@ describe('basis: the run of the prose the branch holds', () => {
     expect(basisRun(state, state.runs.get(nomem(1, 2))!, 'P2')).toBeNull();
   });
 
+  it('an edit after the run kept on purpose (grade --keep) is no revert: the run itself, and next asks no rerun', () => {
+    const h = new History().setup(3).plan(1, ABC);
+    h.ran(nomem(1, 1), 'PASSED', [], { prose: 'P0' });
+    const late = h.edit(nomem(1, 1), null);
+    // The keep's grade records the prose the branch now holds, which no run ran.
+    h.grade(nomem(1, 1), 'PASSED', [], { prose: 'P0+late', keep: { edits: [late], by: 'ana <ana@example.com>', why: 'policy' } });
+    const state = h.fold(ABC);
+    expect(basisRun(state, state.runs.get(nomem(1, 1))!)!.name).toBe(nomem(1, 1));
+    expect(next(h).kind).not.toBe('rerun');
+    // The same prose gap after a revert of what the run tried still has no basis.
+    const { h: reverted } = revertedAtGrade();
+    const after = reverted.fold(ABC);
+    expect(basisRun(after, after.runs.get(nomem(1, 2))!, 'P0+late')).toBeNull();
+  });
+
   it('a history without the prose recorded reads as before: the run itself', () => {
     const h = new History().setup(3).plan(1, ABC);
     h.ran(nomem(1, 1), 'NO CHANGE', ['a']);
