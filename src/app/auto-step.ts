@@ -24,7 +24,7 @@ import { changesPath, parseAims, recordEdit } from './edit.js';
 import { editableGlobs, runEditor, undoOutsideHalf } from './editor.js';
 import { findingsPath, judgePath, recordGrade, writeDraft, type GradeOutcome } from './grade.js';
 import { buildCandidate, makeCheckpoint, type MemoryOutcome } from './memory.js';
-import { uncommittedProse } from './prose.js';
+import { proseDigest, uncommittedProse } from './prose.js';
 import { readRunResults } from './results.js';
 import { revertEdits } from './revert.js';
 import { runDue, type RunOutcome } from './run.js';
@@ -284,8 +284,16 @@ async function resolveRefusal(tuning: Tuning, run: RunState, breaks: readonly Ru
   if (fix.kind === 'person') return { kind: 'stuck', reason: fix.reason, command: fix.command };
   if (fix.revert) tuning = await revert(tuning, ctx);
   const listed = notFixed(tuning);
-  // What the half leaves wrong: rule (c) names its basis's cases when a grade reverted what this run tried (src/core/basis.ts).
-  const named = breaks.find((b) => b.rule === 'wrong-not-difficult')?.ids ?? [];
+  // What the half leaves wrong: rule (c) names its basis's cases when what this run tried was reverted (src/core/basis.ts).
+  // Read against the prose the branch holds now (as the grade reads it), not the run's own: a run not yet graded has
+  // none recorded, and an edit reverted by hand (native `git revert`) or by the revert above moved the basis.
+  const config = tuning.config!;
+  const held = run.half === null ? undefined : await proseDigest(tuning.repo, tuning.tip, [...config.prose, ...config.memoryPolicy]);
+  const named = [
+    ...(breaks.find((b) => b.rule === 'wrong-not-difficult')?.ids ?? []),
+    ...(held === undefined ? [] : passedRuleBreaks({ state: tuning.state, run, maxRuns: config.maxRuns, maxRetries: config.maxRetries, review: true, wrong, prose: held })
+      .find((b) => b.rule === 'wrong-not-difficult')?.ids ?? []),
+  ];
   for (const id of new Set([...wrong, ...named])) if (!listed.has(id)) tuning = await addDifficult(tuning, id, 'wrong', `still wrong when ${run.name} passed${wrong.includes(id) ? '' : ' (wrong in the run of the prose the branch holds)'}`, ctx);
   await record(tuning, run.name, 'PASSED', ctx);
   return { kind: 'done' };

@@ -48,24 +48,31 @@ export function summarizeResults(run: string, results: unknown): RunSummary | nu
     if (!item || typeof item !== 'object') continue;
     const r = item as Record<string, unknown>;
     if (r.right === true) summary.rightByChecks += 1;
-    summary.tokens += num(r.tokens);
-    summary.costUsd += num(r.costUsd);
-    summary.llmCalls += num(r.llmCalls);
-    summary.toolCalls += num(r.toolCalls);
     summary.memoryReads += num(r.memoryReads);
     const writes = (r.memoryWrites ?? {}) as Record<string, unknown>;
     summary.memoryWrites += num(writes.added) + num(writes.changed) + num(writes.deleted);
     summary.savedTwice += num(writes.savedTwice);
-    for (const u of Array.isArray(r.usage) ? r.usage : []) {
-      if (!u || typeof u !== 'object') continue;
-      const usage = u as Record<string, unknown>;
-      const model = typeof usage.model === 'string' && usage.model ? usage.model : '(unnamed)';
-      const m = models.get(model) ?? { model, inputTokens: 0, outputTokens: 0, cachedTokens: 0, costUsd: 0 };
-      m.inputTokens += num(usage.inputTokens);
-      m.outputTokens += num(usage.outputTokens);
-      m.cachedTokens += num(usage.cachedTokens);
-      m.costUsd += num(usage.costUsd);
-      models.set(model, m);
+    // What was spent counts every answer: the first and its repeats (docs/method.md#noise), as the run's own
+    // tokens and cost do (the run commit's), so the tables by model and by run add up to the same totals.
+    // Rightness and memory stay the first answer's.
+    for (const answer of [r, ...(Array.isArray(r.repeats) ? r.repeats : [])]) {
+      if (!answer || typeof answer !== 'object') continue;
+      const a = answer as Record<string, unknown>;
+      summary.tokens += num(a.tokens);
+      summary.costUsd += num(a.costUsd);
+      summary.llmCalls += num(a.llmCalls);
+      summary.toolCalls += num(a.toolCalls);
+      for (const u of Array.isArray(a.usage) ? a.usage : []) {
+        if (!u || typeof u !== 'object') continue;
+        const usage = u as Record<string, unknown>;
+        const model = typeof usage.model === 'string' && usage.model ? usage.model : '(unnamed)';
+        const m = models.get(model) ?? { model, inputTokens: 0, outputTokens: 0, cachedTokens: 0, costUsd: 0 };
+        m.inputTokens += num(usage.inputTokens);
+        m.outputTokens += num(usage.outputTokens);
+        m.cachedTokens += num(usage.cachedTokens);
+        m.costUsd += num(usage.costUsd);
+        models.set(model, m);
+      }
     }
   }
   summary.models = [...models.values()].sort((a, b) => (a.model < b.model ? -1 : a.model > b.model ? 1 : 0));
