@@ -140,9 +140,12 @@ export function draftFindings(input: DraftInput): Draft {
   const prevWrong = new Set(input.previous?.wrong ?? []);
   const prevIds = new Set(input.previous?.results.map((r) => r.id) ?? []);
   const aimed = new Set(input.aimedSince);
-  // Flaky: answers that disagree on the same prose in this run, or right before, wrong now, no edit aimed at it.
+  // Flaky: answers that disagree on the same prose in this run, or right before, wrong now, no edit aimed at it
+  // on one answer only. A case re-run whose answers agree is wrong on this prose, not flaky: marking it flaky
+  // would let an edit that broke it be confirmed (a flaky case does not unconfirm an edit that fixed its aim).
   const disagree = ids.filter((id) => outcomes.get(id)!.flaky);
-  const flaky = [...disagree, ...(input.previous ? ids.filter((id) => prevIds.has(id) && !prevWrong.has(id) && wrongSet.has(id) && !aimed.has(id) && !disagree.includes(id)) : [])];
+  const agreed = (id: string) => outcomes.get(id)!.answers.length > 1;
+  const flaky = [...disagree, ...(input.previous ? ids.filter((id) => prevIds.has(id) && !prevWrong.has(id) && wrongSet.has(id) && !aimed.has(id) && !disagree.includes(id) && !agreed(id)) : [])];
   // A recheck case wrong again while on the difficult list was wrong when its batch passed: it did not regress.
   const regressed = input.recheck.filter((id) => wrongSet.has(id) && !onList.has(id));
   const tokens = sum(results, (r) => r.tokens);
