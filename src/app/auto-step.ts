@@ -390,6 +390,11 @@ async function editorIdle(tuning: Tuning, run: RunState, asked: { proposals: num
   }
   const before = idleHalvesBefore(tuning.state, ended);
   if (before.length + 1 < config.maxEditorIdle) return null;
+  // A half whose every short case is already on the difficult list (a recheck of a stuck case) lists nothing new
+  // when it ends: that is not an editor leaving cases to be marked stuck one by one, so the half ends as before.
+  const short = await shortOf(tuning, run);
+  const listed = notFixed(tuning);
+  if (short.length > 0 && short.every((c) => listed.has(c.id))) return null;
   const editor = config.editor!.command?.join(' ') ?? `preset ${config.editor!.preset}`;
   const halves = [...before, run.name];
   const wrong = run.grade!.wrong;
