@@ -95,7 +95,8 @@ describe.concurrent('git tune auto', () => {
   it('drives the example agent to done: one grade per run, a case-only case listed, stdout only the result', async () => {
     const { repo, result } = await uninterrupted();
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toMatch(/^demo: done: the final check is VERIFIED: the tuning is done \(\d+ steps, [\d,]+ tokens and \$\d+\.\d{4} spent by this auto\)\n$/);
+    // The closing line says right / wrong / stuck with ids next to the verdict (docs/method.md#noise).
+    expect(result.stdout).toMatch(/^demo: done: the final check is VERIFIED: the tuning is done \(\d+ steps, [\d,]+ tokens and \$\d+\.\d{4} spent by this auto\); VERIFIED: \d+ of \d+ right \(rate \d+%, 95% CI \d+–\d+%\); wrong: [^;]+; stuck: [^;\n]+\n$/);
     // Narration on stderr, once: auto's own step lines, not the commands' `next:` lines.
     expect(result.stderr).toContain('demo · step 1 · select: order the cases into the selection\n$ git tune select\n');
     expect(result.stderr).toMatch(/^\$ git tune edit$/m);

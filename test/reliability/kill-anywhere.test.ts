@@ -115,7 +115,7 @@ async function trajectory(agent: keyof typeof AGENTS, seed: number, kills: numbe
     if (ended) {
       const r = await auto.done;
       if (r.code === 0 && /: done: /.test(r.stdout)) break; // reached done before this kill
-      throw new Error(`auto ended on its own (exit ${r.code}) before kill ${k}: ${r.stderr.slice(-2000)}`);
+      throw new Error(`auto ended on its own (exit ${r.code}) before kill ${k}: ${r.stderr.slice(-2000)}\n${r.stdout.slice(-2000)}`);
     }
     const groups = recordedGroups(repo, tuning);
     signalGroup(auto.pgid, 'SIGKILL');
