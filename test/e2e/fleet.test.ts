@@ -92,8 +92,9 @@ describe.concurrent('git tune fleet', () => {
     }
 
     const { result, lines } = await driveFleet(repo, 'shop');
-    expect(result.tunings.map((t) => [t.tuning, t.outcome]).sort(), lines.join('\n')).toEqual([['shop@large', 'done'], ['shop@small', 'done'], ['shop@weak', 'done']]);
-    expect(result.exitCode).toBe(0);
+    expect(result.tunings.map((t) => [t.tuning, t.outcome]).sort(), lines.join('\n')).toEqual([['shop@large', 'done'], ['shop@small', 'done'], ['shop@weak', 'final-failed']]);
+    // weak never answers the refund case: 1 of 3 cases stuck is more than maxStuckShare (a fifth), so its final check fails (docs/method.md#final-check).
+    expect(result.exitCode).toBe(6);
     // Side by side: the targets' lines interleave (one driver each in this process).
     const first = lines.findIndex((l) => l.startsWith('[small]'));
     const order = lines.slice(first, first + 40).map((l) => l.slice(1, l.indexOf(']')));
@@ -116,18 +117,19 @@ describe.concurrent('git tune fleet', () => {
     expect(repo.git('branch', '--merged', 'main', '--list', 'tune/*').trim()).toBe('');
     repo.fsck();
 
-    // The report, by each rule: right-then-cost (default) small; cost: weak (cheapest per case); right: large (tie by name).
-    expect((await reportFleet(repo.dir, 'shop', 'cost')).best).toBe('weak');
+    // The report, by each rule: right-then-cost (default) small; cost: small; right: large (tie by name).
+    // weak's final check re-ran its wrong case (docs/method.md#noise): those answers count in its cost per case, so small is cheapest.
+    expect((await reportFleet(repo.dir, 'shop', 'cost')).best).toBe('small');
     expect((await reportFleet(repo.dir, 'shop', 'right')).best).toBe('large');
     const md = await tune(repo, ['fleet', 'shop', '--report']);
     expect(md.code, md.stderr).toBe(0);
     expect(md.stdout).toContain('| small (best) | done | 3/3 (100%) in final-check |');
-    expect(md.stdout).toContain('| weak | done | 2/3 (67%) in final-check |');
+    expect(md.stdout).toContain('| weak | final-failed | 2/3 (67%) in final-check |');
     expect(md.stdout).toContain('git merge --no-ff tune/shop@small');
     const out = await tune(repo, ['fleet', 'shop', '--report', '--out', 'fleet.md']);
     expect(readFileSync(repo.path('fleet.md'), 'utf8')).toBe(`${out.stdout}`);
     const json = await tune(repo, ['fleet', 'shop', '--report', '--json', '--pick', 'cost']);
-    expect(JSON.parse(json.stdout)).toMatchObject({ fleet: 'shop', pick: 'cost', best: 'weak', take: 'git merge --no-ff tune/shop@weak' });
+    expect(JSON.parse(json.stdout)).toMatchObject({ fleet: 'shop', pick: 'cost', best: 'small', take: 'git merge --no-ff tune/shop@small' });
     // The winner's branch merges as the report says.
     repo.git('merge', '-q', '--no-ff', '-m', 'take the small target', 'tune/shop@small');
     expect(repo.git('show', 'HEAD:agents/rules.md')).toContain('- hours: 9 to 5');
