@@ -143,7 +143,8 @@ describe.concurrent('git tune fleet', () => {
     repos.push(repo);
     await createFleet(repo.dir, 'ex', ['example-main', 'example-large', 'flaky'], ctxOf(repo));
     const { result, lines } = await driveFleet(repo, 'ex');
-    expect(result.tunings.map((t) => t.outcome), lines.join('\n')).toEqual(['done', 'done', 'done']);
+    // flaky's error case is stuck: 1 of 3 is more than maxStuckShare (a fifth), so its final check fails (docs/method.md#final-check).
+    expect(result.tunings.map((t) => t.outcome), lines.join('\n')).toEqual(['done', 'done', 'final-failed']);
     const byTarget = Object.fromEntries(result.report.rows.map((r) => [r.target, r]));
     expect(byTarget['example-main']!.checked).toMatchObject({ run: 'final-check', right: 3, cases: 3 });
     expect(byTarget['example-large']!.checked).toMatchObject({ run: 'final-check', right: 3, cases: 3 });
