@@ -118,6 +118,8 @@ describe.concurrent('native git revert and cherry-pick of an edit, with the merg
     expect(next).toEqual(toolNext);
     expect(next).toMatchObject({ kind: 'grade', run: 'batch01-nomem-run2' });
 
+    // The revert leaves shop-hours wrong for good: 1 of 3 cases stuck is over the default maxStuckShare (a fifth); this test is about the merge driver.
+    await tune(repo, ['config', 'set', 'maxStuckShare', '0.5']);
     const auto = await tune(repo, ['auto', '--plain']);
     expect(auto.stdout + auto.stderr).toContain('done');
     expect((await json(repo, ['next'])).kind).toBe('done');
