@@ -130,8 +130,9 @@ describe.concurrent('auto steps: typed outcomes', () => {
 
 describe('auto in-process', () => {
   it('a VOID final check runs again at half the concurrency, and auto carries on to done', async () => {
-    // The test runner saves its fact again in every run: with an editor that changes nothing, each with-memory half ends listing both.
-    const repo = await planned([plainCase('f1'), plainCase('f2')], [['concurrency', '8'], ['maxRetries', '1'], ['editor.command', 'node -e 0']]);
+    // The test runner saves its fact again in every run: with an editor that changes nothing, each with-memory half ends listing both
+    // (both end stuck, so maxStuckShare is 1: this test is about the VOID final check).
+    const repo = await planned([plainCase('f1'), plainCase('f2')], [['concurrency', '8'], ['maxRetries', '1'], ['editor.command', 'node -e 0'], ['maxStuckShare', '1']]);
     // A runner killed for memory (exit 137) in the first final check only.
     repo.write({ 'oom-once.mjs': `if (process.env.TUNE_RUN === 'final-check') process.exit(137);\nawait import(${JSON.stringify(RUNNER)});\n` });
     await tuneOk(repo, ['config', 'set', 'runner.command', 'node oom-once.mjs']);
