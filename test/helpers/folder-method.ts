@@ -1,3 +1,5 @@
+import { seededRandom } from './random.js';
+
 /**
  * A seeded simulation of the folder method (zen-finetune's `finetune/`
  * folder), written for the differential test of `git tune import`: it walks
@@ -57,17 +59,7 @@ interface Plan {
   recheck: string[];
 }
 
-/** mulberry32: a small seeded generator, the same numbers on every machine. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const random = seededRandom;
 
 const json = (v: unknown) => `${JSON.stringify(v, null, 2)}\n`;
 const pad = (n: number) => String(n).padStart(2, '0');

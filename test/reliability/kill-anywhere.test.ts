@@ -5,6 +5,7 @@ import { ROOT, tuneAsync, tuneOk } from '../helpers/cli.js';
 import { groupAlive, processesFor, recordedGroups, signalGroup, sleep, startGroup } from '../helpers/group.js';
 import { fsckProblems, TempRepo } from '../helpers/repo.js';
 import { exampleRepo, stepCommits, templateAsync, yamlCases } from '../helpers/tuning.js';
+import { seededRandom } from '../helpers/random.js';
 
 /**
  * A kill at any instant is resumed by the next command alone. `git tune
@@ -29,17 +30,7 @@ afterAll(() => {
   for (const c of cleanup) c();
 });
 
-/** mulberry32: the instants are the same on every run of the test. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = seededRandom;
 
 const eq = (value: string) => [{ type: 'equals', value }];
 const QUIZ_CASES = [
