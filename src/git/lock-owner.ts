@@ -31,6 +31,12 @@ export interface LockHolder {
   host: string;
   command: string;
   since: string;
+  /**
+   * The dead holders whose tool or driver locks this holder took over (and
+   * those they had taken over), oldest first: a git lock one of them left is
+   * still accounted for when this holder is killed too before it meets it.
+   */
+  tookOver?: LockHolder[];
 }
 
 /**
@@ -81,11 +87,18 @@ function parseRecord(text: string): Record<string, unknown> | null {
   }
 }
 
-function holderOf(record: Record<string, unknown> | null): LockHolder | null {
-  const v = (record ?? {}) as Partial<LockHolder>;
+/** One holder, without the holders it took over. */
+function oneHolder(record: unknown): LockHolder | null {
+  const v = (typeof record === 'object' && record !== null ? record : {}) as Partial<LockHolder>;
   return typeof v.pid === 'number' && typeof v.host === 'string'
     ? { pid: v.pid, start: v.start ?? null, host: v.host, command: v.command ?? 'git tune', since: v.since ?? '' }
     : null;
+}
+
+function holderOf(record: Record<string, unknown> | null): LockHolder | null {
+  const holder = oneHolder(record);
+  const tookOver = Array.isArray(record?.tookOver) ? record.tookOver.map(oneHolder).filter((h): h is LockHolder => h !== null) : [];
+  return holder && tookOver.length > 0 ? { ...holder, tookOver } : holder;
 }
 
 const parseHolder = (text: string): LockHolder | null => holderOf(parseRecord(text));
@@ -220,7 +233,7 @@ async function createToolLock(file: string, holder: LockHolder): Promise<boolean
  * a live command took meanwhile is put back.
  */
 async function takeOverStale(file: string, stale: LockHolder | null): Promise<void> {
-  if (stale) deadHolders.push(stale);
+  if (stale) rememberDead(stale);
   const aside = `${file}.stale-${process.pid}-${randomBytes(4).toString('hex')}`;
   try {
     await fs.rename(file, aside);
@@ -234,8 +247,38 @@ async function takeOverStale(file: string, stale: LockHolder | null): Promise<vo
   await fs.rm(aside, { force: true });
 }
 
-/** The dead holders of tool and driver locks this process took over: the git locks they left are theirs. */
+/**
+ * The dead holders of tool and driver locks this process took over, with
+ * those they had taken over, oldest first: the git locks they left are
+ * theirs. Written into this process's own tool and driver locks
+ * (`tookOver`), so the evidence outlives this process when it is killed in
+ * turn before it meets such a lock (a kill, then another before the next
+ * step writes the branch). The newest DEAD_KEPT are kept: a longer chain of
+ * kills that never reached a write is not worth a growing lock file, and
+ * forgetting errs on the safe side (the lock stays, reported with its `rm`).
+ */
 const deadHolders: LockHolder[] = [];
+const DEAD_KEPT = 32;
+
+function rememberDead(stale: LockHolder): void {
+  const start = processStart(process.pid);
+  for (const h of [...(stale.tookOver ?? []), stale]) {
+    const one = oneHolder(h)!;
+    // A holder that is this very process (same pid, same start) is not dead; one with our pid and another start is.
+    if (one.pid === process.pid && one.host === os.hostname() && one.start === start) continue;
+    const key = JSON.stringify(one);
+    const at = deadHolders.findIndex((d) => JSON.stringify(d) === key);
+    if (at >= 0) deadHolders.splice(at, 1);
+    deadHolders.push(one);
+  }
+  if (deadHolders.length > DEAD_KEPT) deadHolders.splice(0, deadHolders.length - DEAD_KEPT);
+}
+
+/** This process as the holder of a tool or driver lock it is taking now, naming the dead holders it took over. */
+async function lockRecord(command: string): Promise<LockHolder> {
+  const me = await currentHolder(command);
+  return deadHolders.length > 0 ? { ...me, tookOver: [...deadHolders] } : me;
+}
 
 const isGit = (pid: string): boolean => {
   try {
@@ -290,11 +333,13 @@ export async function deadToolLeft(gitdir: string, lockPath: string): Promise<Lo
         if (file.endsWith(`${path.sep}lock`)) return null;
         continue;
       }
-      dead.push(holder);
+      dead.push(oneHolder(holder)!, ...(holder.tookOver ?? []));
     }
   }
-  // Its holder's lock dates from before the git lock (a second of slack for clocks that tick coarsely).
-  const left = dead.find((h) => h.host === os.hostname() && h.since !== '' && Date.parse(h.since) <= st.mtimeMs + 1000);
+  // Its holder's lock dates from before the git lock (a second of slack for clocks that tick coarsely); of several, the latest to start.
+  const left = dead
+    .filter((h) => h.host === os.hostname() && h.since !== '' && Date.parse(h.since) <= st.mtimeMs + 1000)
+    .sort((a, b) => Date.parse(b.since) - Date.parse(a.since))[0];
   if (!left) return null;
   if ((await liveToolHolder(gitdir)) !== null || (await liveGitIn(gitdir)) !== null) return null;
   return left;
@@ -317,10 +362,10 @@ export async function withToolLock<T>(gitdir: string, tuning: string, command: s
   const depth = held.get(file) ?? 0;
   if (depth === 0) {
     await refuseWhileDriven(gitdir, tuning);
-    const me = await currentHolder(command);
     const deadline = Date.now() + waitMs;
     for (;;) {
-      if (await createToolLock(file, me)) {
+      // Made at each try: a holder taken over just now is named in it (tookOver).
+      if (await createToolLock(file, await lockRecord(command))) {
         // Checked again once held: auto takes its driver lock before it waits for this one, so of a writer and
         // an auto starting together, one sees the other (the writer here, or auto waiting for this step to end).
         const driver = await otherDriver(gitdir, tuning);
@@ -447,8 +492,7 @@ async function takeDriverLock(gitdir: string, tuning: string, command: string, n
   const file = driverLockPath(gitdir, tuning);
   const depth = driving.get(file) ?? 0;
   if (depth === 0) {
-    const me = await currentHolder(command);
-    for (let tries = 0; !(await createWhole(file, me)); tries++) {
+    for (let tries = 0; !(await createWhole(file, await lockRecord(command))); tries++) {
       if (tries >= 10) {
         throw new TuneError('ref-locked', `the driver lock of tuning ${tuning} (${file}) cannot be taken over`, {
           exitCode: EXIT.conflict, hint: `rm -r ${singleQuoted(file)}   # when no git tune auto runs here`,
