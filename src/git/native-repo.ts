@@ -308,9 +308,18 @@ export class NativeGitRepo extends NativeCommands implements GitRepo {
   async createRefs(refs: ReadonlyArray<readonly [ref: string, oid: string]>): Promise<void> {
     if (refs.length === 0) return;
     const input = refs.map(([ref, oid]) => `create ${ref} ${oid}\n`).join('');
-    const r = await this.run(['update-ref', '-m', 'git tune', '--stdin'], { input, ok: [1, 128] });
+    const create = () => this.run(['update-ref', '-m', 'git tune', '--stdin'], { input, ok: [1, 128] });
+    let r = await create();
     if (r.code === 0) return;
-    for (const [ref] of refs) if (await readRefValue(this.gitdir, ref)) await this.explainRefFailure(ref, null, r.stderr, ['update-ref', '--stdin']);
+    // As compareAndSwapRef: a tag's lock a killed git-tune left (inside this very transaction) goes, and the refs are tried again.
+    let cleared = false;
+    for (const [ref] of refs) if (await clearStaleLock(this.gitdir, path.join(this.gitdir, `${ref}.lock`))) cleared = true;
+    if (cleared) r = await create();
+    if (r.code === 0) return;
+    for (const [ref] of refs) {
+      const locked = await fs.access(path.join(this.gitdir, `${ref}.lock`)).then(() => true, () => false);
+      if (locked || (await readRefValue(this.gitdir, ref))) await this.explainRefFailure(ref, null, r.stderr, ['update-ref', '--stdin']);
+    }
     throw gitFailed(['update-ref', '--stdin'], r.code, r.stderr);
   }
 

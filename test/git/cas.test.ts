@@ -1,8 +1,10 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { tuneAsync } from '../helpers/cli.js';
 import { TempRepo } from '../helpers/repo.js';
 import { IsoGitRepo } from '../../src/git/iso.js';
+import { NativeGitRepo } from '../../src/git/native-repo.js';
 
 /**
  * The branch moves by compare-and-swap under git's own lock-file protocol
@@ -86,6 +88,52 @@ describe('IsoGitRepo.compareAndSwapRef', () => {
     expect(readFileSync(repo.path('.git/packed-refs'), 'utf8')).not.toContain('refs/heads/other');
     expect(existsSync(repo.path('.git/packed-refs.lock'))).toBe(false);
     expect(repo.fsck()).toBe('');
+  });
+});
+
+describe('NativeGitRepo.createRefs (run tags, in one git transaction)', () => {
+  let repo: TempRepo;
+  beforeEach(() => {
+    repo = TempRepo.create();
+  });
+  afterEach(() => {
+    vi.restoreAllMocks();
+    repo.cleanup();
+  });
+
+  /** `refs/tags/tune/x/r1.lock` as a `git update-ref --stdin` killed with its git-tune leaves it: no note, an hour old. */
+  const leftLock = () => {
+    const lock = repo.path('.git/refs/tags/tune/x/r1.lock');
+    mkdirSync(repo.path('.git/refs/tags/tune/x'), { recursive: true });
+    writeFileSync(lock, '');
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    utimesSync(lock, hourAgo, hourAgo);
+    return lock;
+  };
+
+  it('removes a tag lock a killed git-tune left, saying so, and creates the tags', async () => {
+    const lock = leftLock();
+    // The killed git-tune's tool lock: a pid that is gone, held since before the tag lock was made.
+    mkdirSync(repo.path('.git/tune/x'), { recursive: true });
+    writeFileSync(repo.path('.git/tune/x/lock'), JSON.stringify({ pid: 2 ** 22 + 1, start: '1', host: os.hostname(), command: 'git tune run', since: new Date(Date.now() - 7_200_000).toISOString() }));
+    const said = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    const native = new NativeGitRepo(repo.dir, repo.path('.git'));
+    const tip = (await native.resolveRef('refs/heads/main'))!;
+    await native.createRefs([['refs/tags/tune/x/r1', tip], ['refs/tags/tune/x/r2', tip]]);
+    expect(said.mock.calls.map((c) => String(c[0])).join('')).toContain(`git-tune: removed ${lock}: left by git tune run (pid ${2 ** 22 + 1}), which was killed`);
+    expect(repo.git('for-each-ref', '--format=%(refname)', 'refs/tags').trim().split('\n')).toEqual(['refs/tags/tune/x/r1', 'refs/tags/tune/x/r2']);
+    expect(existsSync(lock)).toBe(false);
+  });
+
+  it('refuses with ref-locked (the rm in the hint) a tag lock nobody accounts for, and creates no tag', async () => {
+    const lock = leftLock();
+    const native = new NativeGitRepo(repo.dir, repo.path('.git'));
+    const tip = (await native.resolveRef('refs/heads/main'))!;
+    const err = await native.createRefs([['refs/tags/tune/x/r1', tip], ['refs/tags/tune/x/r2', tip]]).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'ref-locked', exitCode: 4 });
+    expect((err as { hint: string }).hint).toContain(`rm '${lock}'`);
+    expect(repo.git('for-each-ref', '--format=%(refname)', 'refs/tags').trim()).toBe('');
+    expect(existsSync(lock)).toBe(true);
   });
 });
 
