@@ -76,7 +76,10 @@ interface Trajectory {
   orphans: number[];
 }
 
-async function trajectory(agent: keyof typeof AGENTS, seed: number, kills: number): Promise<Trajectory> {
+/** Thrown by a trajectory that stopped because another one failed (that failure is the one reported). */
+class Abandoned extends Error {}
+
+async function trajectory(agent: keyof typeof AGENTS, seed: number, kills: number, abandoned: () => boolean): Promise<Trajectory> {
   const { tuning, make } = AGENTS[agent];
   const repo = await make();
   cleanup.push(() => repo.cleanup());
@@ -85,7 +88,13 @@ async function trajectory(agent: keyof typeof AGENTS, seed: number, kills: numbe
   const marks = path.join(repo.dir, '..', `${path.basename(repo.dir)}.marks`);
   const pause = path.join(repo.dir, '..', `${path.basename(repo.dir)}.pause`);
   cleanup.push(() => rmSync(marks, { force: true }), () => rmSync(pause, { force: true }));
+  // Stopped early, no next auto ends the killed one's runners (own groups): they are ended here, before their folder goes.
+  const abandon = () => {
+    for (const pgid of out.orphans) signalGroup(pgid, 'SIGKILL');
+    return new Abandoned();
+  };
   for (let k = 0; k < kills; k++) {
+    if (abandoned()) throw abandon();
     rmSync(marks, { force: true });
     rmSync(pause, { force: true });
     // Each trajectory's first kill is pinned to one commit point in turn, so every point (a memory checkpoint among them) is hit on every run of the test; the rest are drawn.
@@ -94,7 +103,8 @@ async function trajectory(agent: keyof typeof AGENTS, seed: number, kills: numbe
     const env: Record<string, string> = { GIT_TUNE_MARKS: marks, ...(pinned ? { GIT_TUNE_PAUSE_AT: pinned, GIT_TUNE_PAUSE_FILE: pause } : {}) };
     const auto = startGroup(repo, ['auto', '--plain'], env);
     let ended = false;
-    void auto.done.then(() => (ended = true));
+    // A spawn that fails (its folder gone) rejects: it ends the wait too, and is reported where done is awaited.
+    auto.done.then(() => (ended = true), () => (ended = true));
     // The instant: after a random number of the points auto passes (its progress, whatever the machine's load), plus a random delay.
     const passed = k === 0 ? Number.MAX_SAFE_INTEGER : Math.floor(random() * 24);
     const extra = Math.floor(random() * 400);
@@ -116,6 +126,7 @@ async function trajectory(agent: keyof typeof AGENTS, seed: number, kills: numbe
     out.orphans.push(...groups.map((g) => g.pgid));
   }
   // The last auto, never killed: it carries on from whatever the kills left, to done.
+  if (abandoned()) throw abandon();
   const r = await tuneAsync(repo, ['auto', '--plain']);
   expect(r.code, `${agent} #${seed}: ${r.stderr.slice(-3000)}`).toBe(0);
   expect(r.stdout).toMatch(/: done: /);
@@ -136,15 +147,24 @@ describe('SIGKILL of the whole group at any instant of auto', () => {
     const results: Trajectory[] = [];
     let started = 0;
     let planned = 0;
+    // The first failure stops the other trajectories at their next kill, and is thrown once all have ended:
+    // none may still spawn an auto in a folder afterAll removes (spawn ENOENT, an unhandled rejection).
+    const failures: unknown[] = [];
     await Promise.all(Array.from({ length: PARALLEL }, async () => {
-      while (planned < KILLS) {
+      while (planned < KILLS && failures.length === 0) {
         const i = started++;
         planned += per;
-        const t = await trajectory(i % 2 === 0 ? 'example' : 'quiz', 1000 + i, per);
-        planned -= per - t.kills;
-        results.push(t);
+        try {
+          const t = await trajectory(i % 2 === 0 ? 'example' : 'quiz', 1000 + i, per, () => failures.length > 0);
+          planned -= per - t.kills;
+          results.push(t);
+        } catch (error) {
+          if (!(error instanceof Abandoned)) failures.push(error);
+          return;
+        }
       }
     }));
+    if (failures.length > 0) throw failures[0];
     const kills = results.reduce((n, t) => n + t.kills, 0);
     const phases = new Map<string, number>();
     for (const p of results.flatMap((t) => t.phases)) phases.set(p, (phases.get(p) ?? 0) + 1);
