@@ -35,6 +35,9 @@ export type { TreeEntry } from './trees.js';
  */
 const ZERO_OID = '0'.repeat(40);
 
+/** How one git command ended. */
+type GitRun = Awaited<ReturnType<typeof runOnce>>;
+
 /** The environment that makes git write `who` as the committer (of a reflog entry). */
 function committerEnv(who: Person): Record<string, string> {
   const east = -who.timezoneOffset;
@@ -65,7 +68,7 @@ export class NativeGitRepo extends NativeCommands implements GitRepo {
     return ['--git-dir', path.resolve(this.gitdir)];
   }
 
-  private async run(args: readonly string[], opts: { input?: string | Buffer; env?: Record<string, string>; ok?: number[] } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  private async run(args: readonly string[], opts: { input?: string | Buffer; env?: Record<string, string>; ok?: number[] } = {}): Promise<GitRun> {
     const full = [...this.base, ...args];
     const r = await runOnce(full, this.dir, opts);
     if (r.code !== 0 && !(opts.ok ?? []).includes(r.code ?? -1)) throw gitFailed(args, r.code, r.stderr);
@@ -94,7 +97,8 @@ export class NativeGitRepo extends NativeCommands implements GitRepo {
   }
 
   async setHeadRef(ref: string): Promise<void> {
-    await this.run(['symbolic-ref', 'HEAD', ref]);
+    const r = await this.updateClearingStaleLocks(['HEAD'], () => this.run(['symbolic-ref', 'HEAD', ref], { ok: [1, 128] }));
+    if (r.code !== 0) throw gitFailed(['symbolic-ref', 'HEAD', ref], r.code, r.stderr);
   }
 
   async listRefs(prefix: string): Promise<RefEntry[]> {
@@ -292,11 +296,39 @@ export class NativeGitRepo extends NativeCommands implements GitRepo {
     if (expected === null) await this.assertNothingInTheWay(ref);
     // With a note, git writes it to the ref's reflog (and HEAD's when HEAD is on it), under the committer named.
     const env = reflog ? committerEnv(reflog.committer) : undefined;
-    const update = () => this.run(['update-ref', '-m', reflog?.message ?? 'git tune', ref, oid, expected ?? ZERO_OID], { ok: [1, 128], ...(env ? { env } : {}) });
-    let r = await update();
-    // git waited for a live holder (core.filesRefLockTimeout); a lock a killed git-tune left goes, and the update is tried again.
-    if (r.code !== 0 && (await clearStaleLock(this.gitdir, path.join(this.gitdir, `${ref}.lock`)))) r = await update();
+    const r = await this.updateClearingStaleLocks([ref], () =>
+      this.run(['update-ref', '-m', reflog?.message ?? 'git tune', ref, oid, expected ?? ZERO_OID], { ok: [1, 128], ...(env ? { env } : {}) }));
     if (r.code !== 0) await this.explainRefFailure(ref, expected, r.stderr, ['update-ref', ref]);
+  }
+
+  /**
+   * Runs a `git update-ref`; when it fails on a lock (git waited for a live
+   * holder: core.filesRefLockTimeout) that a killed git-tune left, removes
+   * that lock, saying so, and runs it again. The lock is the one git names:
+   * updating the branch HEAD is on, git also locks HEAD, so a killed
+   * update-ref can leave `HEAD.lock` beside the ref's own lock, or alone.
+   */
+  private async updateClearingStaleLocks(refs: readonly string[], update: () => Promise<GitRun>): Promise<GitRun> {
+    let r = await update();
+    for (let tries = 0; r.code !== 0 && tries < 4; tries++) {
+      const named = this.lockNamedIn(r.stderr);
+      let cleared = false;
+      for (const lock of named ? [named] : refs.map((ref) => path.join(this.gitdir, `${ref}.lock`))) {
+        if (await clearStaleLock(this.gitdir, lock)) cleared = true;
+      }
+      if (!cleared) break;
+      r = await update();
+    }
+    return r;
+  }
+
+  /** The lock file git says it could not create ("Unable to create '<path>.lock': File exists"), when it is in this repository. */
+  private lockNamedIn(stderr: string): string | null {
+    const named = /Unable to create '(.+?\.lock)': File exists/.exec(stderr)?.[1];
+    if (!named) return null;
+    const lock = path.resolve(this.dir, named);
+    const inside = path.relative(path.resolve(this.gitdir), lock);
+    return inside && !inside.startsWith('..') && !path.isAbsolute(inside) ? lock : null;
   }
 
   async isAncestor(ancestor: string, commit: string): Promise<boolean> {
@@ -308,13 +340,8 @@ export class NativeGitRepo extends NativeCommands implements GitRepo {
   async createRefs(refs: ReadonlyArray<readonly [ref: string, oid: string]>): Promise<void> {
     if (refs.length === 0) return;
     const input = refs.map(([ref, oid]) => `create ${ref} ${oid}\n`).join('');
-    const create = () => this.run(['update-ref', '-m', 'git tune', '--stdin'], { input, ok: [1, 128] });
-    let r = await create();
-    if (r.code === 0) return;
     // As compareAndSwapRef: a tag's lock a killed git-tune left (inside this very transaction) goes, and the refs are tried again.
-    let cleared = false;
-    for (const [ref] of refs) if (await clearStaleLock(this.gitdir, path.join(this.gitdir, `${ref}.lock`))) cleared = true;
-    if (cleared) r = await create();
+    const r = await this.updateClearingStaleLocks(refs.map(([ref]) => ref), () => this.run(['update-ref', '-m', 'git tune', '--stdin'], { input, ok: [1, 128] }));
     if (r.code === 0) return;
     for (const [ref] of refs) {
       const locked = await fs.access(path.join(this.gitdir, `${ref}.lock`)).then(() => true, () => false);
@@ -324,9 +351,7 @@ export class NativeGitRepo extends NativeCommands implements GitRepo {
   }
 
   async deleteRef(ref: string, expected: string): Promise<void> {
-    const remove = () => this.run(['update-ref', '-m', 'git tune', '-d', ref, expected], { ok: [1, 128] });
-    let r = await remove();
-    if (r.code !== 0 && (await clearStaleLock(this.gitdir, path.join(this.gitdir, `${ref}.lock`)))) r = await remove();
+    const r = await this.updateClearingStaleLocks([ref], () => this.run(['update-ref', '-m', 'git tune', '-d', ref, expected], { ok: [1, 128] }));
     if (r.code !== 0) await this.explainRefFailure(ref, expected, r.stderr, ['update-ref', '-d', ref]);
   }
 
@@ -341,7 +366,8 @@ export class NativeGitRepo extends NativeCommands implements GitRepo {
         'another command wrote a step first; run `git tune next` and try again',
       );
     }
-    const lockPath = path.join(this.gitdir, `${ref}.lock`);
+    // The lock git names (HEAD.lock when HEAD is on the ref), else the ref's own.
+    const lockPath = this.lockNamedIn(stderr) ?? path.join(this.gitdir, `${ref}.lock`);
     if (/\.lock'?: File exists|Unable to create .*\.lock/.test(stderr) || (await fs.access(lockPath).then(() => true, () => false))) {
       throw new TuneError('ref-locked', `${ref} is locked by another git process (${lockPath} exists)`, {
         exitCode: EXIT.conflict,

@@ -23,8 +23,13 @@ afterAll(() => {
 
 const SETTINGS = { limit: '2', minBatch: '2', concurrency: '2', maxRetries: '1' };
 
-/** A git-tune auto killed inside `git update-ref` of its branch: its tool and driver locks name it, and the ref lock it left is 10 s old. */
-async function killedInsideUpdateRef(repo: TempRepo): Promise<{ lock: string; pid: number }> {
+/**
+ * A git-tune auto killed inside `git update-ref` of its branch: its tool and
+ * driver locks name it, and the locks it left are 10 s old: the branch's
+ * (`which` ref), and HEAD's too with `HEAD` (git also locks HEAD when it is on
+ * the branch), or HEAD's alone with `head`.
+ */
+async function killedInsideUpdateRef(repo: TempRepo, which: 'ref' | 'head' | 'ref+head' = 'ref'): Promise<{ lock: string; head: string; pid: number }> {
   const dead = startGroup(repo, ['--version']);
   await dead.done;
   const holder = JSON.stringify({ pid: dead.pgid, start: '1', host: os.hostname(), command: 'git tune auto', since: new Date(Date.now() - 20_000).toISOString() });
@@ -32,10 +37,13 @@ async function killedInsideUpdateRef(repo: TempRepo): Promise<{ lock: string; pi
   writeFileSync(repo.path('.git', 'tune', 'demo', 'lock'), holder);
   writeFileSync(repo.path('.git', 'tune', 'demo', 'driver'), holder);
   const lock = repo.path('.git', 'refs', 'heads', 'tune', 'demo.lock');
-  writeFileSync(lock, '');
+  const head = repo.path('.git', 'HEAD.lock');
   const tenSecondsAgo = new Date(Date.now() - 10_000);
-  utimesSync(lock, tenSecondsAgo, tenSecondsAgo);
-  return { lock, pid: dead.pgid };
+  for (const file of which === 'ref' ? [lock] : which === 'head' ? [head] : [lock, head]) {
+    writeFileSync(file, '');
+    utimesSync(file, tenSecondsAgo, tenSecondsAgo);
+  }
+  return { lock, head, pid: dead.pgid };
 }
 
 /** The next auto takes over the dead tool and driver locks and is killed too, before it moves the branch. */
@@ -60,6 +68,20 @@ describe.concurrent('a ref lock a killed git-tune left, two kills back', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain(`git-tune: removed ${lock}: left by git tune auto (pid ${pid}), which was killed`);
     expect(existsSync(lock)).toBe(false);
+  }, 120_000);
+
+  it('HEAD.lock the same update-ref left (HEAD is on the branch) goes too, alone or beside the branch\'s', async () => {
+    for (const which of ['head', 'ref+head'] as const) {
+      const repo = newRepo();
+      expect(repo.git('symbolic-ref', 'HEAD').trim()).toBe('refs/heads/tune/demo');
+      const { lock, head, pid } = await killedInsideUpdateRef(repo, which);
+      const r = await tuneAsync(repo, ['select']);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toContain(`git-tune: removed ${head}: left by git tune auto (pid ${pid}), which was killed`);
+      if (which === 'ref+head') expect(r.stderr).toContain(`git-tune: removed ${lock}: left by git tune auto (pid ${pid}), which was killed`);
+      expect(existsSync(head) || existsSync(lock)).toBe(false);
+      expect(repo.git('status', '--porcelain')).toBe('');
+    }
   }, 120_000);
 
   it('stays while a git runs in the repository (the lock may be its own): refused, exit 4, with the rm', async () => {
