@@ -1,7 +1,6 @@
 import path from 'node:path';
 import type { Case } from '../contracts/dataset.js';
 import type { CaseRepeat, CaseResult } from '../contracts/result.js';
-import { batchNumbered } from '../core/fold.js';
 import { repeatsDue, type FlipDue } from '../core/noise.js';
 import { keptWorkspaceDir } from '../run/case.js';
 import type { CaseLogs } from '../run/logs.js';
@@ -20,14 +19,13 @@ import type { Tuning } from './tuning.js';
 /** Where repeat `n` of a run is kept while the run is not recorded. */
 export const repeatStore = (tuning: Tuning, run: string, n: number) => new RunStore(tuning.repo.gitdir, tuning.name, `${run}.repeat-${n}`);
 
-/** Which cases of the finished first pass are re-run (core decides; the run state and the batch's recheck cases are read here). */
+/** Which cases of the finished first pass are re-run (core decides; the run state is read here). */
 export function flipsOf(tuning: Tuning, run: string, results: readonly CaseResult[]): FlipDue[] {
   const state = tuning.state.runs.get(run);
   if (!state) return [];
   // By the checks: an error is wrong; a void case says nothing; no checks (null): the judge decides at grading.
   const now = new Map(results.filter((r) => r.status !== 'void').map((r) => [r.id, r.status === 'error' ? false : r.right]));
-  const recheck = state.half === null ? [] : batchNumbered(tuning.state, state.batch)?.plan.recheck ?? [];
-  return repeatsDue(tuning.state, state, now, recheck);
+  return repeatsDue(tuning.state, state, now);
 }
 
 /** A stored repeat as results.json records it: the case's fields without id and rev, and its number. */

@@ -8,7 +8,7 @@ import type { Case } from '../contracts/dataset.js';
 import type { CaseResult, MemoryWrite, RunMeta } from '../contracts/result.js';
 import { batchCases, batchNumbered, latestGradedRun } from '../core/fold.js';
 import { parseRunName, tagName, tagRef } from '../core/names.js';
-import { caseOutcome } from '../core/noise.js';
+import { answerVerdict, caseOutcome, FLIP_WHY, settled, type FlipDue } from '../core/noise.js';
 import type { NextStep } from '../core/next.js';
 import { budgetStop, interruptedStop, sandboxStop, type RunStop } from '../core/run-stop.js';
 import { budgetLeft, budgetRefusal, dueRun, spentBeforeRun, unconfirmedEditsRefusal, type DueRun } from '../core/run-due.js';
@@ -444,24 +444,31 @@ export async function runRepeats(
   const stores = new Map<number, Map<string, StoredCase>>();
   const touched: string[] = [];
   if (due.length > 0) {
-    ctx.err(`${name}: re-running ${due.length} case${due.length === 1 ? '' : 's'} ${k} time${k === 1 ? '' : 's'} before it decides (${due.map((d) => `${d.id}: ${d.why === 'turned-wrong' ? 'turned wrong' : 'turned right, known to slip'}`).join('; ')})\n`);
+    ctx.err(`${name}: re-running ${due.length} case${due.length === 1 ? '' : 's'} up to ${k} time${k === 1 ? '' : 's'} before it decides (${due.map((d) => `${d.id}: ${FLIP_WHY[d.why]}`).join('; ')})\n`);
   }
+  const first = new Map(firsts.map((r) => [r.id, r]));
+  /** A case's answers so far by its checks: its first and the repeats stored before round `n`. */
+  const answersBefore = (id: string, n: number) => [first.get(id)!, ...[...stores].filter(([m, s]) => m < n && s.has(id)).map(([, s]) => s.get(id)!.result)]
+    .map((result, i) => answerVerdict(id, { n: i + 1, result }));
   let spent = usageOf(firsts);
-  for (let n = 2; n <= k + 1 && due.length > 0; n++) {
+  for (let n = 2; n <= k + 1; n++) {
+    // A case whose majority no remaining repeat can change stops here (the judge, where it decides, is asked at grading).
+    const active: FlipDue[] = due.filter((d) => !settled(answersBefore(d.id, n), k + 2 - n));
+    if (active.length === 0) break;
     const store = repeatStore(tuning, name, n);
-    const stored = await store.load(due.map((d) => d.id));
+    const stored = await store.load(active.map((d) => d.id));
     stores.set(n, stored);
-    const todo = repeatTodo(due, stored, run.dataset);
+    const todo = repeatTodo(active, stored, run.dataset);
     if (todo.length > 0) {
       const usedBefore = { tokens: run.usedBefore.tokens + spent.tokens, costUsd: run.usedBefore.costUsd + spent.costUsd };
       const pass = await runCasePool(tuning, { name, cases: todo, preflight: run.preflight, store, stored, usedBefore, total: todo.length }, ctx);
       touched.push(...pass.touched);
-      if (due.some((d) => !stored.has(d.id))) return { finished: false, results: [...firsts], stopped: pass.stopped, due: due.length, touched, stores };
+      if (active.some((d) => !stored.has(d.id))) return { finished: false, results: [...firsts], stopped: pass.stopped, due: due.length, touched, stores };
     }
     spent = { tokens: spent.tokens + sumOf(stored, 'tokens'), costUsd: spent.costUsd + sumOf(stored, 'costUsd') };
   }
   const ids = new Set(due.map((d) => d.id));
-  const results = firsts.map((r) => (ids.has(r.id) ? { ...r, repeats: [...stores].map(([n, s]) => asRepeat(s.get(r.id)!.result, n)) } : r));
+  const results = firsts.map((r) => (ids.has(r.id) ? { ...r, repeats: [...stores].filter(([, s]) => s.has(r.id)).map(([n, s]) => asRepeat(s.get(r.id)!.result, n)) } : r));
   return { finished: true, results, stopped: null, due: due.length, touched, stores };
 }
 

@@ -67,6 +67,23 @@ export function outcomeOf(answers: readonly CaseVerdict[]): Outcome {
   return { verdict, answers: [...answers], n: graded.length, right, rate: graded.length === 0 ? null : right / graded.length, flaky: right > 0 && right < graded.length };
 }
 
+/**
+ * The outcome of answers so far can no longer change, whatever the
+ * `remaining` repeats answer: the repeats of that case stop early. An
+ * answer that is neither right nor wrong (VOID, ?) settles nothing.
+ */
+export function settled(answers: readonly CaseVerdict[], remaining: number): boolean {
+  if (remaining <= 0) return true;
+  if (answers.some((v) => v !== 'right' && v !== 'wrong')) return false;
+  // The majority counts answers, not their order: try each number of right answers among the remaining.
+  const outcomes = new Set<CaseVerdict>();
+  for (let right = 0; right <= remaining; right++) {
+    const rest: CaseVerdict[] = [...Array<CaseVerdict>(right).fill('right'), ...Array<CaseVerdict>(remaining - right).fill('wrong')];
+    outcomes.add(outcomeOf([...answers, ...rest]).verdict);
+  }
+  return outcomes.size === 1;
+}
+
 /** A case's majority outcome and right-rate in its run, from its first answer, its repeats and the judge's verdicts on each. */
 export function caseOutcome(result: CaseResult, judge: JudgeFile = {}): Outcome {
   return outcomeOf(answersOf(result).map((a) => answerVerdict(result.id, a, judge)));
@@ -181,24 +198,31 @@ export interface FlipInput {
   before: ReadonlyMap<string, boolean>;
   /** Cases an edit since the previous run of the batch and half aims at. */
   aimed: ReadonlySet<string>;
-  /** An edit was made since the case was last graded (a confirm run), or it is a recheck case. */
-  decides: ReadonlySet<string>;
   /** Cases known to slip: the history holds right and wrong answers for them (right-rate between 0 and 1). */
   slips: ReadonlySet<string>;
 }
 
 export interface FlipDue {
   id: string;
-  why: 'turned-wrong' | 'turned-right';
+  /** turned-wrong: right the last time, wrong now; new-wrong: wrong now and never graded before, so the editor would get it on one answer; turned-right: an aimed case known to slip. */
+  why: 'turned-wrong' | 'new-wrong' | 'turned-right';
 }
+
+/** How `re-running` names why a case is re-run. */
+export const FLIP_WHY: Record<FlipDue['why'], string> = {
+  'turned-wrong': 'turned wrong',
+  'new-wrong': 'wrong on its first answer',
+  'turned-right': 'turned right, known to slip',
+};
 
 export function flipsToRepeat(input: FlipInput): FlipDue[] {
   const due: FlipDue[] = [];
   for (const [id, right] of input.now) {
     const was = input.before.get(id);
-    if (right === null || was === undefined) continue;
-    if (was && !right && input.decides.has(id)) due.push({ id, why: 'turned-wrong' });
-    else if (!was && right && input.aimed.has(id) && input.slips.has(id)) due.push({ id, why: 'turned-right' });
+    if (right === null) continue;
+    // A wrong answer not established by an earlier one unconfirms an edit or goes to the editor: a slip there reverts a real fix or buys a useless edit.
+    if (!right && was !== false) due.push({ id, why: was === undefined ? 'new-wrong' : 'turned-wrong' });
+    else if (was === false && right && input.aimed.has(id) && input.slips.has(id)) due.push({ id, why: 'turned-right' });
   }
   return due;
 }
@@ -209,12 +233,13 @@ const graded = (r: RunState) => r.grade !== null && !isVoidRun(r);
 /**
  * The cases of `run` (just finished, not recorded) to re-run `noise.repeats`
  * times before the run commit, from its first answers by the checks
- * (docs/method.md#noise): in a batch run, a flip whose one answer would
- * decide (a case right the last time it was graded and wrong now, in a
- * confirm run or as a recheck case; an aimed case turned right that is known
- * to slip); in the final check, every case the checks say is wrong.
+ * (docs/method.md#noise): in a batch run, a wrong answer that no earlier
+ * one establishes (the case was right the last time it was graded, or was
+ * never graded): it would unconfirm an edit or send the case to the editor
+ * on that one answer; and an aimed case turned right that is known to slip.
+ * In the final check, every case the checks say is wrong.
  */
-export function repeatsDue(state: TuningState, run: RunState, now: ReadonlyMap<string, boolean | null>, recheck: readonly string[]): FlipDue[] {
+export function repeatsDue(state: TuningState, run: RunState, now: ReadonlyMap<string, boolean | null>): FlipDue[] {
   if (run.half === null) return [...now].filter(([, right]) => right === false).map(([id]) => ({ id, why: 'turned-wrong' as const }));
   const earlier = [...state.runs.values()].filter((r) => r.name !== run.name && r.startIndex < run.startIndex && graded(r)).sort((a, b) => a.startIndex - b.startIndex);
   const prev = [...earlier].reverse().find((r) => r.batch === run.batch && r.half === run.half) ?? null;
@@ -232,10 +257,9 @@ export function repeatsDue(state: TuningState, run: RunState, now: ReadonlyMap<s
   if (prev) for (const id of prev.cases) if (now.has(id)) before.set(id, !prev.grade!.wrong.includes(id));
   const since = state.edits.filter((e) => e.batch === run.batch && e.half === run.half && e.index < run.startIndex && (!prev || e.index > prev.startIndex));
   const aimed = new Set(since.flatMap((e) => e.aims));
-  const decides = new Set([...recheck, ...(since.length > 0 ? now.keys() : [])]);
   const flaky = new Set(state.difficult.filter((d) => !d.fixed && d.reason === 'flaky').map((d) => d.id));
   const slips = new Set([...seen].filter(([id, s]) => s.size > 1 || flaky.has(id)).map(([id]) => id));
-  return flipsToRepeat({ now, before, aimed, decides, slips });
+  return flipsToRepeat({ now, before, aimed, slips });
 }
 
 /** The median of a case's answers in its run (first and repeats) for one measure. */

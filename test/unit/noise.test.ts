@@ -3,7 +3,7 @@ import type { JudgeFile } from '../../src/contracts/judge.js';
 import type { CaseRepeat, CaseResult } from '../../src/contracts/result.js';
 import { draftFindings, type DraftInput } from '../../src/core/findings.js';
 import {
-  aboveNoise, caseNoise, caseOutcome, costlyCases, DEFAULT_MARGIN, flipsToRepeat, marginOf, observationsOf, outcomeOf, repeatKey, rightRate, savedTwiceOf, spreadOf,
+  aboveNoise, caseNoise, caseOutcome, costlyCases, DEFAULT_MARGIN, flipsToRepeat, marginOf, observationsOf, outcomeOf, repeatKey, rightRate, savedTwiceOf, settled, spreadOf,
   type CaseNoise,
 } from '../../src/core/noise.js';
 
@@ -96,14 +96,25 @@ describe('caseNoise: repeats from the history', () => {
   });
 });
 
+describe('settled: repeats stop once no remaining answer can change the majority', () => {
+  it('wrong, then wrong twice: settled with one repeat left; wrong then one wrong is not', () => {
+    expect(settled(['wrong', 'wrong', 'wrong'], 1)).toBe(true);
+    expect(settled(['wrong', 'wrong'], 2)).toBe(false);
+    expect(settled(['wrong', 'right', 'right'], 1)).toBe(true);
+    expect(settled(['wrong', 'right', 'wrong'], 1)).toBe(false);
+  });
+  it('nothing remaining is settled; an answer neither right nor wrong settles nothing', () => {
+    expect(settled(['wrong', 'right'], 0)).toBe(true);
+    expect(settled(['wrong', '?', '?'], 1)).toBe(false);
+  });
+});
+
 describe('flipsToRepeat: which answers decide something', () => {
-  const base = { aimed: new Set<string>(), decides: new Set<string>(), slips: new Set<string>() };
-  it('right before, wrong now, after an edit or as a recheck case', () => {
+  const base = { aimed: new Set<string>(), slips: new Set<string>() };
+  it('right before, wrong now: the wrong answer would unconfirm an edit or go to the editor; wrong before and now is established', () => {
     const now = new Map<string, boolean | null>([['a', false], ['b', false], ['c', true]]);
     const before = new Map([['a', true], ['b', false], ['c', true]]);
-    expect(flipsToRepeat({ ...base, now, before, decides: new Set(['a']) })).toEqual([{ id: 'a', why: 'turned-wrong' }]);
-    // No edit, not a recheck case: nothing hangs on it.
-    expect(flipsToRepeat({ ...base, now, before })).toEqual([]);
+    expect(flipsToRepeat({ ...base, now, before })).toEqual([{ id: 'a', why: 'turned-wrong' }]);
   });
   it('an aimed case turned right, only when it is known to slip', () => {
     const now = new Map<string, boolean | null>([['a', true]]);
@@ -111,8 +122,12 @@ describe('flipsToRepeat: which answers decide something', () => {
     expect(flipsToRepeat({ ...base, now, before, aimed: new Set(['a']) })).toEqual([]);
     expect(flipsToRepeat({ ...base, now, before, aimed: new Set(['a']), slips: new Set(['a']) })).toEqual([{ id: 'a', why: 'turned-right' }]);
   });
+  it('a case wrong on its first answer ever, before the editor gets it; one seen wrong before is not re-run', () => {
+    const now = new Map<string, boolean | null>([['new', false], ['known', false], ['fine', true]]);
+    expect(flipsToRepeat({ ...base, now, before: new Map([['known', false]]) })).toEqual([{ id: 'new', why: 'new-wrong' }]);
+  });
   it('a case the checks cannot grade is left to grading', () => {
-    expect(flipsToRepeat({ ...base, now: new Map([['a', null]]), before: new Map([['a', true]]), decides: new Set(['a']) })).toEqual([]);
+    expect(flipsToRepeat({ ...base, now: new Map([['a', null]]), before: new Map([['a', true]]) })).toEqual([]);
   });
 });
 
