@@ -118,7 +118,7 @@ describe('README.md and USAGE.md in every step, log and review', () => {
     const text = await tuneAsync(repo, ['log']);
     const lines = text.stdout.split('\n');
     expect(lines[0]).toBe('tuning desk: 17 steps, newest first');
-    expect(lines[3]).toMatch(/^17 +[0-9a-f]{7} +grade +batch01-nomem-run3 +graded batch01-nomem-run3: REGRESSION, 2 wrong; difficult add a flaky; difficult add c flaky$/);
+    expect(lines[3]).toMatch(/^17 +[0-9a-f]{7} +grade +batch01-nomem-run3 +graded batch01-nomem-run3: REGRESSION, 2 wrong$/);
     expect(lines[4]).toMatch(/^16 +[0-9a-f]{7} +revert +reverted [0-9a-f]{7}$/);
     expect(text.stdout).toContain(`reverted by ${revertCommit.slice(0, 7)} (batch01-nomem-run3 did not confirm it)`);
     const json = JSON.parse((await tuneAsync(repo, ['log', '--json'])).stdout);
@@ -148,10 +148,8 @@ describe('README.md and USAGE.md in every step, log and review', () => {
     expect(confirmed).toMatchObject({ run: 'batch01-nomem-run1', status: 'confirmed', triedBy: 'batch01-nomem-run2', revertedBy: null, aims: ['b'] });
     expect(confirmed.files[0].patch).toContain('-Answer politely.\n+Answer politely. Offer a refund.\n');
     expect(reverted).toMatchObject({ run: 'batch01-nomem-run2', status: 'reverted', triedBy: 'batch01-nomem-run3', revertedBy: revertCommit });
-    expect(review.difficult).toEqual([
-      { op: 'add', id: 'a', reason: 'flaky', at: 'the grade of batch01-nomem-run3' },
-      { op: 'add', id: 'c', reason: 'flaky', at: 'the grade of batch01-nomem-run3' },
-    ]);
+    // a and c were re-run on the rude prose and stayed wrong: the edit broke them, they are not flaky, and its revert is the answer.
+    expect(review.difficult).toEqual([]);
     const text = (await tuneAsync(repo, ['review', 'batch01'])).stdout;
     expect(text).toBe(`${review.markdown}\n`.replace(/\n\n$/, '\n'));
     expect(scrub(text)).toMatchSnapshot();
@@ -173,7 +171,7 @@ describe('README.md and USAGE.md in every step, log and review', () => {
     const before = readFileSync(file, 'utf8');
     const tip = repo.git('rev-parse', 'tune/desk');
     writeFileSync(file, before.replace(HAND_END, ''));
-    const r = await tuneAsync(repo, ['difficult', 'fix', 'a']);
+    const r = await tuneAsync(repo, ['difficult', 'add', 'a', '--why', 'wrong']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('its hand-written part can no longer be found');
     expect(repo.git('rev-parse', 'tune/desk')).toBe(tip);
