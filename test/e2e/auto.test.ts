@@ -219,12 +219,12 @@ describe.concurrent('git tune auto', () => {
     repo.git('switch', '-q', 'main');
     // A tune/* branch without a config is left out, and said so.
     repo.git('branch', 'tune/gamma', 'main');
-    const r = await tuneAsync(repo, ['auto', '--all', '--max-tokens', '30000']);
+    const r = await tuneAsync(repo, ['auto', '--all', '--max-tokens', '60000']);
     expect(r.code, r.stderr).toBe(3);
     const lines = r.stdout.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^tuning +outcome +steps +tokens +cost +why$/);
     expect(lines[1]).toMatch(/^alpha +done +\d+ +[\d,]+ +\$[\d.]+ +the final check is VERIFIED: the tuning is done; VERIFIED: \d of 3 right \(rate \d+%, 95% CI \d+–\d+%\); wrong: none; stuck: [\w, -]+$/);
-    expect(lines[2]).toMatch(/^beta +over budget +\d+ +[\d,]+ +\$[\d.]+ +the ceiling of this auto is spent: [\d,]+ of 30,000 tokens$/);
+    expect(lines[2]).toMatch(/^beta +over budget +\d+ +[\d,]+ +\$[\d.]+ +the ceiling of this auto is spent: [\d,]+ of 60,000 tokens$/);
     expect(lines[3]).toMatch(/^total \(this auto\) +[\d,]+ +\$[\d.]+$/);
     expect(lines[4]).toBe('skipped tune/gamma: no config.yaml on the branch');
     expect(r.stderr).toContain('── tune/alpha\n');
