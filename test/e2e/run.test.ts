@@ -22,17 +22,21 @@ async function setup(cases: Array<Record<string, unknown>>, config: Array<[strin
 const plain = plainCase;
 
 describe('git tune run', () => {
-  it('runs every case once, records a tagged run commit native git accepts, and next asks for the grade', async () => {
+  it('runs every case (the wrong one re-run until its majority settles), records a tagged run commit native git accepts, and next asks for the grade', async () => {
     const repo = await setup([plain('a'), plain('b'), plain('c', { checks: [{ type: 'equals', value: 'nope' }] })]);
     const r = repo.tune(['run']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('batch01-nomem-run1: finished');
     expect(r.stdout).toContain('2 right, 1 wrong');
+    // c's wrong answer is its first ever, so it is re-run (noise.repeats 3) and stops after 2 repeats: 3 of 4 wrong settles it.
+    expect(r.stdout).toContain('re-run before deciding: c 0/3 right');
     expect(repo.git('tag', '-l', 'tune/*').trim()).toBe('tune/desk/batch01-nomem-run1');
     const trailers = repo.git('log', '-1', '--format=%(trailers:only)', 'tune/desk');
     expect(trailers).toContain('Tune-Step: run');
     expect(trailers).toContain('Tune-Run: batch01-nomem-run1');
-    expect(trailers).toContain('Tune-Tokens: 360');
+    // 5 runner calls at 120 tokens and $0.01 each (test/fixtures/runner.mjs): a, b, c and c's 2 repeats.
+    expect(trailers).toContain('Tune-Tokens: 600');
+    expect(trailers).toContain('Tune-Cost-Usd: 0.050000');
     expect(repo.git('status', '--porcelain').replace(/^\?\? cases.yaml\n/m, '')).toBe('');
     repo.fsck();
     const results = JSON.parse(readFileSync(repo.path('.tune/desk/runs/batch01-nomem-run1/results.json'), 'utf8'));
