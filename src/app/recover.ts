@@ -191,15 +191,18 @@ async function foldersBelow(roots: readonly string[]): Promise<string[]> {
 }
 
 /**
- * Case results kept in `.git/tune/<name>/runs/<run>/` for a run that is
- * recorded (tagged): a run removes them once its commit is in, so these are
- * left by a command killed right after; they are only a cache of what the
- * run commit and the logs ref hold.
+ * Case results kept in `.git/tune/<name>/runs/<run>/` (and its repeats'
+ * `<run>.repeat-<n>/`) for a run that is recorded (tagged): a run removes
+ * them once its commit is in, so these are left by a command killed right
+ * after; they are only a cache of what the run commit and the logs ref hold.
  */
 async function finishedRunStores(repo: GitRepo, tuning: string): Promise<string[]> {
   const dir = localPath(repo.gitdir, tuning, 'runs');
   const runs = await fs.readdir(dir).catch(() => [] as string[]);
   const out: string[] = [];
-  for (const run of runs) if (await repo.resolveRef(tagRef(tuning, run))) out.push(path.join(dir, run));
+  for (const folder of runs) {
+    const run = folder.replace(/\.repeat-\d+$/, '');
+    if (await repo.resolveRef(tagRef(tuning, run))) out.push(path.join(dir, folder));
+  }
   return out;
 }
