@@ -450,6 +450,11 @@ export async function runRepeats(
   /** A case's answers so far by its checks: its first and the repeats stored before round `n`. */
   const answersBefore = (id: string, n: number) => [first.get(id)!, ...[...stores].filter(([m, s]) => m < n && s.has(id)).map(([, s]) => s.get(id)!.result)]
     .map((result, i) => answerVerdict(id, { n: i + 1, result }));
+  /** The first answers with the repeats stored so far. */
+  const withRepeats = () => firsts.map((r) => {
+    const repeats = [...stores].filter(([, s]) => s.has(r.id)).map(([n, s]) => asRepeat(s.get(r.id)!.result, n));
+    return repeats.length > 0 ? { ...r, repeats } : r;
+  });
   let spent = usageOf(firsts);
   for (let n = 2; n <= k + 1; n++) {
     // A case whose majority no remaining repeat can change stops here (the judge, where it decides, is asked at grading).
@@ -463,13 +468,12 @@ export async function runRepeats(
       const usedBefore = { tokens: run.usedBefore.tokens + spent.tokens, costUsd: run.usedBefore.costUsd + spent.costUsd };
       const pass = await runCasePool(tuning, { name, cases: todo, preflight: run.preflight, store, stored, usedBefore, total: todo.length }, ctx);
       touched.push(...pass.touched);
-      if (active.some((d) => !stored.has(d.id))) return { finished: false, results: [...firsts], stopped: pass.stopped, due: due.length, touched, stores };
+      // Stopped: the repeats that ended are spent, so a run-stop commit counts them too.
+      if (active.some((d) => !stored.has(d.id))) return { finished: false, results: withRepeats(), stopped: pass.stopped, due: due.length, touched, stores };
     }
     spent = { tokens: spent.tokens + sumOf(stored, 'tokens'), costUsd: spent.costUsd + sumOf(stored, 'costUsd') };
   }
-  const ids = new Set(due.map((d) => d.id));
-  const results = firsts.map((r) => (ids.has(r.id) ? { ...r, repeats: [...stores].filter(([, s]) => s.has(r.id)).map(([n, s]) => asRepeat(s.get(r.id)!.result, n)) } : r));
-  return { finished: true, results, stopped: null, due: due.length, touched, stores };
+  return { finished: true, results: withRepeats(), stopped: null, due: due.length, touched, stores };
 }
 
 const sumOf = (stored: ReadonlyMap<string, StoredCase>, key: 'tokens' | 'costUsd') => [...stored.values()].reduce((s, c) => s + c.result[key], 0);
