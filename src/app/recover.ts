@@ -7,6 +7,7 @@ import { deadLedgers, removeDeadTemps } from '../git/temp-files.js';
 import { endOrphanGroups } from '../run/groups.js';
 import type { GitRepo } from '../git/types.js';
 import { localPath, localRoot, LOCKS_DIR, TEMPS_DIR } from '../core/paths.js';
+import { runOfStore } from './repeats.js';
 
 /**
  * A step lands in several writes: objects, the branch (compare-and-swap), run
@@ -201,8 +202,7 @@ async function finishedRunStores(repo: GitRepo, tuning: string): Promise<string[
   const runs = await fs.readdir(dir).catch(() => [] as string[]);
   const out: string[] = [];
   for (const folder of runs) {
-    const run = folder.replace(/\.repeat-\d+$/, '');
-    if (await repo.resolveRef(tagRef(tuning, run))) out.push(path.join(dir, folder));
+    if (await repo.resolveRef(tagRef(tuning, runOfStore(folder)))) out.push(path.join(dir, folder));
   }
   return out;
 }

@@ -19,6 +19,9 @@ import type { Tuning } from './tuning.js';
 /** Where repeat `n` of a run is kept while the run is not recorded. */
 export const repeatStore = (tuning: Tuning, run: string, n: number) => new RunStore(tuning.repo.gitdir, tuning.name, `${run}.repeat-${n}`);
 
+/** The run a store folder under `.git/tune/<name>/runs/` belongs to: its own name, or a repeat store's run. */
+export const runOfStore = (folder: string) => folder.replace(/\.repeat-\d+$/, '');
+
 /** Which cases of the finished first pass are re-run (core decides; the run state is read here). */
 export function flipsOf(tuning: Tuning, run: string, results: readonly CaseResult[]): FlipDue[] {
   const state = tuning.state.runs.get(run);

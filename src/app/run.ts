@@ -8,7 +8,7 @@ import type { Case } from '../contracts/dataset.js';
 import type { CaseResult, MemoryWrite, RunMeta } from '../contracts/result.js';
 import { batchCases, batchNumbered, latestGradedRun } from '../core/fold.js';
 import { parseRunName, tagName, tagRef } from '../core/names.js';
-import { answerVerdict, caseOutcome, FLIP_WHY, settled, type FlipDue } from '../core/noise.js';
+import { caseOutcome, FLIP_WHY, settled, type FlipDue } from '../core/noise.js';
 import type { NextStep } from '../core/next.js';
 import { budgetStop, interruptedStop, sandboxStop, type RunStop } from '../core/run-stop.js';
 import { budgetLeft, budgetRefusal, dueRun, spentBeforeRun, unconfirmedEditsRefusal, type DueRun } from '../core/run-due.js';
@@ -446,10 +446,6 @@ export async function runRepeats(
   if (due.length > 0) {
     ctx.err(`${name}: re-running ${due.length} case${due.length === 1 ? '' : 's'} up to ${k} time${k === 1 ? '' : 's'} before it decides (${due.map((d) => `${d.id}: ${FLIP_WHY[d.why]}`).join('; ')})\n`);
   }
-  const first = new Map(firsts.map((r) => [r.id, r]));
-  /** A case's answers so far by its checks: its first and the repeats stored before round `n`. */
-  const answersBefore = (id: string, n: number) => [first.get(id)!, ...[...stores].filter(([m, s]) => m < n && s.has(id)).map(([, s]) => s.get(id)!.result)]
-    .map((result, i) => answerVerdict(id, { n: i + 1, result }));
   /** The first answers with the repeats stored so far. */
   const withRepeats = () => firsts.map((r) => {
     const repeats = [...stores].filter(([, s]) => s.has(r.id)).map(([n, s]) => asRepeat(s.get(r.id)!.result, n));
@@ -457,8 +453,9 @@ export async function runRepeats(
   });
   let spent = usageOf(firsts);
   for (let n = 2; n <= k + 1; n++) {
-    // A case whose majority no remaining repeat can change stops here (the judge, where it decides, is asked at grading).
-    const active: FlipDue[] = due.filter((d) => !settled(answersBefore(d.id, n), k + 2 - n));
+    // A case whose majority no remaining repeat can change stops here (by its checks; the judge, where it decides, is asked at grading).
+    const sofar = new Map(withRepeats().map((r) => [r.id, caseOutcome(r).answers]));
+    const active: FlipDue[] = due.filter((d) => !settled(sofar.get(d.id)!, k + 2 - n));
     if (active.length === 0) break;
     const store = repeatStore(tuning, name, n);
     const stored = await store.load(active.map((d) => d.id));
