@@ -9,6 +9,7 @@ import type { GitRepo } from '../git/types.js';
 import { autoTuningIn, configured, type AutoOptions, type AutoResult, type AutoSession, type Usage } from './auto.js';
 import { fleetRow, requireFleet, type FleetMember } from './fleet.js';
 import { loadTuning } from './tuning.js';
+import { spentSoFar } from './repeats.js';
 
 /**
  * `git tune auto --fleet <name>`: every target's tuning of the fleet driven
@@ -84,9 +85,9 @@ async function driveFleet(
   }
   for (const s of skipped) opts.say(`skipping tune/${s.tuning}: ${s.why}`);
 
-  // One budget for the fleet: what its targets spent before counts against it.
+  // One budget for the fleet: what its targets spent before counts against it, a stopped run's kept cases included.
   const tunings = await Promise.all(drive.map((m) => loadTuning(main, m.tuning)));
-  const before = tunings.reduce((u, t) => ({ tokens: u.tokens + t.state.usage.tokens, costUsd: u.costUsd + t.state.usage.costUsd }), { tokens: 0, costUsd: 0 });
+  const before = (await Promise.all(tunings.map(spentSoFar))).reduce((u, s) => ({ tokens: u.tokens + s.tokens, costUsd: u.costUsd + s.costUsd }), { tokens: 0, costUsd: 0 });
   const budget = fleetBudget(tunings.map((t) => t.config!.budget), before);
   const { session } = opts;
   const flags = { ...session.ceiling };

@@ -1,7 +1,10 @@
+import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Case } from '../contracts/dataset.js';
 import type { CaseRepeat, CaseResult } from '../contracts/result.js';
 import { repeatsDue, type FlipDue } from '../core/noise.js';
+import { localPath } from '../core/paths.js';
+import { spentBeforeRun, type Spent } from '../core/run-due.js';
 import { keptWorkspaceDir } from '../run/case.js';
 import type { CaseLogs } from '../run/logs.js';
 import { RunStore } from '../run/store.js';
@@ -21,6 +24,37 @@ export const repeatStore = (tuning: Tuning, run: string, n: number) => new RunSt
 
 /** The run a store folder under `.git/tune/<name>/runs/` belongs to: its own name, or a repeat store's run. */
 export const runOfStore = (folder: string) => folder.replace(/\.repeat-\d+$/, '');
+
+/**
+ * What the stores of a run not recorded yet hold, first answers and repeats:
+ * spent already, so the budget counts it before the run commit does.
+ */
+export async function keptUsage(tuning: Tuning, run: string): Promise<Spent> {
+  const folders = await fs.readdir(localPath(tuning.repo.gitdir, tuning.name, 'runs')).catch(() => [] as string[]);
+  let used: Spent = { tokens: 0, costUsd: 0 };
+  for (const folder of folders.filter((f) => runOfStore(f) === run)) {
+    for (const { result } of (await new RunStore(tuning.repo.gitdir, tuning.name, folder).loadAll()).values()) {
+      used = { tokens: used.tokens + result.tokens, costUsd: used.costUsd + result.costUsd };
+    }
+  }
+  return used;
+}
+
+/**
+ * What a tuning has spent, its runs not recorded yet included (a run stopped
+ * without a run-stop commit, by Ctrl-C or a shared ceiling, keeps its cases in
+ * their stores): the recorded usage less what a run-stop recorded of such a
+ * run, plus what its stores hold.
+ */
+export async function spentSoFar(tuning: Tuning): Promise<Spent> {
+  const folders = await fs.readdir(localPath(tuning.repo.gitdir, tuning.name, 'runs')).catch(() => [] as string[]);
+  let spent: Spent = tuning.state.usage;
+  for (const run of new Set(folders.map(runOfStore))) {
+    if (tuning.state.runs.get(run)?.finished) continue; // recorded; its stores are a finished run's leftovers
+    spent = spentBeforeRun({ ...tuning.state, usage: spent }, run, await keptUsage(tuning, run));
+  }
+  return spent;
+}
 
 /** Which cases of the finished first pass are re-run (core decides; the run state is read here). */
 export function flipsOf(tuning: Tuning, run: string, results: readonly CaseResult[]): FlipDue[] {

@@ -33,7 +33,7 @@ import { nextFor } from './decide.js';
 import { requireWriter } from './guards.js';
 import { casesById, finalCases } from './held-out.js';
 import { proseDigest, uncommittedProse } from './prose.js';
-import { asRepeat, flipsOf, repeatLogs, repeatStore, repeatTodo } from './repeats.js';
+import { asRepeat, flipsOf, keptUsage, repeatLogs, repeatStore, repeatTodo } from './repeats.js';
 import { uncommittedRunnerFiles } from './runner-files.js';
 import { orRefuse, refuseIf } from './refuse.js';
 import { loadTuning, openTuning, reloadTuning, type Tuning } from './tuning.js';
@@ -370,8 +370,9 @@ async function runDueLocked(opened: Tuning, opts: RunOptions, ctx: RunContext): 
   const { config, concurrency, ids, dataset } = preflight;
   const store = new RunStore(tuning.repo.gitdir, tuning.name, name);
   const stored = await store.load(ids);
-  const kept = [...stored.values()].reduce((acc, s) => ({ tokens: acc.tokens + s.result.tokens, costUsd: acc.costUsd + s.result.costUsd }), { tokens: 0, costUsd: 0 });
-  const usedBefore = spentBeforeRun(tuning.state, name, kept);
+  // Spent before this run's cases, and with what its stores keep (first answers and repeats of a stopped run).
+  const before = spentBeforeRun(tuning.state, name, { tokens: 0, costUsd: 0 });
+  const usedBefore = spentBeforeRun(tuning.state, name, await keptUsage(tuning, name));
   refuseIf(budgetRefusal(name, config.budget, usedBefore));
 
   const runnerUncommitted = await uncommittedRunnerFiles(tuning, config.runner);
@@ -397,7 +398,7 @@ async function runDueLocked(opened: Tuning, opts: RunOptions, ctx: RunContext): 
   if (firsts.length < ids.length) return stopRun(stopped, firsts, `${firsts.length} of ${ids.length} cases`);
 
   // A flip is re-run before it decides (docs/method.md#noise), before the run commit: the run records every answer.
-  const repeated = await runRepeats(tuning, name, firsts, { preflight, usedBefore, dataset }, ctx);
+  const repeated = await runRepeats(tuning, name, firsts, { preflight, before, dataset }, ctx);
   if (!repeated.finished) return stopRun(repeated.stopped, repeated.results, `its ${ids.length} cases, re-running ${repeated.due} of them`);
   const results = repeated.results;
 
@@ -437,7 +438,7 @@ interface Repeated {
  */
 export async function runRepeats(
   tuning: Tuning, name: string, firsts: readonly CaseResult[],
-  run: { preflight: RunPreflight; usedBefore: { tokens: number; costUsd: number }; dataset: ReadonlyMap<string, Case> }, ctx: RunContext,
+  run: { preflight: RunPreflight; before: { tokens: number; costUsd: number }; dataset: ReadonlyMap<string, Case> }, ctx: RunContext,
 ): Promise<Repeated> {
   const k = run.preflight.config.noise.repeats;
   const due = k > 0 && voidReason(firsts) === null ? flipsOf(tuning, name, firsts) : [];
@@ -451,7 +452,6 @@ export async function runRepeats(
     const repeats = [...stores].filter(([, s]) => s.has(r.id)).map(([n, s]) => asRepeat(s.get(r.id)!.result, n));
     return repeats.length > 0 ? { ...r, repeats } : r;
   });
-  let spent = usageOf(firsts);
   for (let n = 2; n <= k + 1; n++) {
     // A case whose majority no remaining repeat can change stops here (by its checks; the judge, where it decides, is asked at grading).
     const sofar = new Map(withRepeats().map((r) => [r.id, caseOutcome(r).answers]));
@@ -462,18 +462,17 @@ export async function runRepeats(
     stores.set(n, stored);
     const todo = repeatTodo(active, stored, run.dataset);
     if (todo.length > 0) {
-      const usedBefore = { tokens: run.usedBefore.tokens + spent.tokens, costUsd: run.usedBefore.costUsd + spent.costUsd };
+      // Spent before the run, its first answers, and every repeat kept so far (this round's included).
+      const sofarSpent = usageOf(withRepeats());
+      const usedBefore = { tokens: run.before.tokens + sofarSpent.tokens, costUsd: run.before.costUsd + sofarSpent.costUsd };
       const pass = await runCasePool(tuning, { name, cases: todo, preflight: run.preflight, store, stored, usedBefore, total: todo.length }, ctx);
       touched.push(...pass.touched);
       // Stopped: the repeats that ended are spent, so a run-stop commit counts them too.
       if (active.some((d) => !stored.has(d.id))) return { finished: false, results: withRepeats(), stopped: pass.stopped, due: due.length, touched, stores };
     }
-    spent = { tokens: spent.tokens + sumOf(stored, 'tokens'), costUsd: spent.costUsd + sumOf(stored, 'costUsd') };
   }
   return { finished: true, results: withRepeats(), stopped: null, due: due.length, touched, stores };
 }
-
-const sumOf = (stored: ReadonlyMap<string, StoredCase>, key: 'tokens' | 'costUsd') => [...stored.values()].reduce((s, c) => s + c.result[key], 0);
 
 export function interruptOnSignals(flag: { value: boolean }, err: (s: string) => void): () => void {
   let count = 0;

@@ -57,6 +57,12 @@ export class RunStore {
     return out;
   }
 
+  /** Every case kept so far, whatever the run's cases are. */
+  async loadAll(): Promise<Map<string, StoredCase>> {
+    const files = await fs.readdir(path.join(this.dir, 'cases')).catch(() => [] as string[]);
+    return this.load(files.filter((f) => f.endsWith('.json')).map((f) => f.slice(0, -'.json'.length)));
+  }
+
   async readLog(id: string, stream: 'stdout' | 'stderr' | 'transcript.jsonl'): Promise<string | null> {
     return fs.readFile(path.join(this.logDir, `${id}.${stream}`), 'utf8').catch(() => null);
   }
