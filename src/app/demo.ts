@@ -6,6 +6,7 @@ import { shellQuote } from '../core/argv.js';
 import { viewDifficult } from '../core/difficult.js';
 import { isVoidRun, type RunState } from '../core/fold.js';
 import { branchName, isFinalRun } from '../core/names.js';
+import { answerTokens } from '../core/tuning-state.js';
 import { usageError } from '../errors.js';
 import type { Env } from '../git/identity.js';
 import { initRepo } from '../git/init.js';
@@ -117,7 +118,7 @@ export async function summarizeDemo(dir: string, result: AutoResult, seconds: nu
     return {
       batch: b.plan.batch, kind: b.plan.kind, cases: b.plan.new.length + b.plan.recheck.length,
       nomem: nomem.map(verdictOf), mem: mem.map(verdictOf),
-      tokensWithout: passedNomem?.tokens ?? null, tokensWith: passedMem?.tokens ?? null,
+      tokensWithout: passedNomem ? answerTokens(passedNomem) : null, tokensWith: passedMem ? answerTokens(passedMem) : null,
     };
   });
   const paired = batches.filter((b) => b.tokensWithout !== null && b.tokensWith !== null);

@@ -14,6 +14,7 @@ import { describeStep, extractHandSection, HAND_END, HAND_PLACEHOLDER, HAND_STAR
 import type { ReviewCase, ReviewDifficultChange, ReviewEdit, ReviewFileDiff, ReviewInput, ReviewRun } from '../core/review.js';
 import { formatStep, parseStep, type StepKind } from '../core/steps.js';
 import { parseMessage } from '../core/trailers.js';
+import { answerTokens } from '../core/tuning-state.js';
 import { renderUsage, representativeRuns, summarizeResults, type RunSummary } from '../core/usage.js';
 import { usageError } from '../errors.js';
 import type { Env } from '../git/identity.js';
@@ -321,12 +322,12 @@ export async function buildReview(tuning: Tuning, batchArg: string, opts: { env:
       verdict: r.grade?.verdict ?? null, void: r.void, cases: r.cases.length,
       wrong: r.grade ? r.grade.wrong : null,
       rightByChecks: summary ? summary.rightByChecks : null,
-      tokens: r.tokens, costUsd: r.costUsd,
+      tokens: r.tokens, answerTokens: answerTokens(r), costUsd: r.costUsd,
       llmCalls: summary?.llmCalls ?? null, memoryWrites: summary?.memoryWrites ?? null, savedTwice: summary?.savedTwice ?? null,
-      deltaTokens: counts && before !== undefined ? r.tokens - before : null,
+      deltaTokens: counts && before !== undefined ? answerTokens(r) - before : null,
       findings: r.grade ? webOf(runFilePath(tuning.dir, r.name, RUN_FILES.findings)) ?? null : null,
     });
-    if (counts) previous.set(half, r.tokens);
+    if (counts) previous.set(half, answerTokens(r));
   }
 
   const edits: ReviewEdit[] = [];

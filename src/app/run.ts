@@ -326,6 +326,7 @@ export async function recordRun(tuning: Tuning, run: FinishedRun, ctx: RunContex
     step: {
       step: 'run', tuning: tuning.name, run: name, concurrency, cases: ids.length, void: reason, stopped: null,
       tokens: runUsage.tokens, costUsd: runUsage.costUsd, prose, difficult: [],
+      repeatTokens: runUsage.tokens - results.reduce((s, r) => s + r.tokens, 0),
     },
     subject: `tune(${tuning.name}): ${name}: ${reason ? 'VOID' : score}, ${runUsage.tokens} tokens`,
     ...(unrecorded.length > 0 ? { body: `Runner files not committed when this run ran (it cannot be reproduced from this commit): ${unrecorded.join(', ')}` } : {}),

@@ -212,7 +212,7 @@ function applyStep(state: TuningState, step: Step, commit: HistoryCommit, index:
         half: id.kind === 'batch' ? id.half : null,
         number: id.kind === 'batch' ? id.number : state.final.length + 1,
         cases, startIndex: index, startOid: commit.oid, finished: false,
-        concurrency: step.concurrency, void: null, stopped: null, tokens: 0, costUsd: 0,
+        concurrency: step.concurrency, void: null, stopped: null, tokens: 0, repeatTokens: 0, costUsd: 0,
         runOid: null, prose: null, grade: null,
       };
       state.runs.set(step.run, run);
@@ -235,6 +235,7 @@ function applyStep(state: TuningState, step: Step, commit: HistoryCommit, index:
       state.usage.tokens += step.tokens - run.tokens;
       state.usage.costUsd += step.costUsd - run.costUsd;
       run.tokens = step.tokens;
+      run.repeatTokens = step.repeatTokens ?? 0;
       run.costUsd = step.costUsd;
       run.runOid = commit.oid;
       run.prose = step.prose ?? null;

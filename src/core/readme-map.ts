@@ -2,6 +2,7 @@ import { viewDifficult } from './difficult.js';
 import { countedRuns, isVoidRun, rightCases, type BatchState, type TuningState } from './fold.js';
 import type { Half } from './names.js';
 import type { PredictedBatch, ReadmeInput } from './readme.js';
+import { answerTokens } from './tuning-state.js';
 import { formatCount, percentSaved, representativeRun } from './usage.js';
 
 /*
@@ -126,7 +127,7 @@ function pastNode(state: TuningState, batches: readonly BatchState[]): MapNode {
   for (const b of batches) {
     const n = representativeRun(b.runs, 'nomem');
     const m = representativeRun(b.runs, 'mem');
-    if (n && m) { without += n.tokens; withMemory += m.tokens; }
+    if (n && m) { without += answerTokens(n); withMemory += answerTokens(m); }
   }
   const checkpointed = batches.filter((b) => state.checkpoints.includes(b.plan.batch)).length;
   const added = state.difficult.filter((e) => e.batch >= first && e.batch <= last).length;

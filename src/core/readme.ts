@@ -12,6 +12,7 @@ import { renderSideBySide, sideBySide } from './held-out.js';
 import { parseStep, type Step } from './steps.js';
 import { parseMessage } from './trailers.js';
 import { renderMap } from './readme-map.js';
+import { answerTokens } from './tuning-state.js';
 import { escapeCell, formatCount, formatUsd, percentSaved, representativeRun, type RunSummary } from './usage.js';
 
 /**
@@ -305,8 +306,8 @@ function renderResults(input: ReadmeInput): string {
     const n = representativeRun(b.runs, 'nomem');
     const m = representativeRun(b.runs, 'mem');
     if (n?.grade?.verdict === 'PASSED' && m?.grade?.verdict === 'PASSED') {
-      without += n.tokens;
-      withMemory += m.tokens;
+      without += answerTokens(n);
+      withMemory += answerTokens(m);
     }
   }
   lines.push(

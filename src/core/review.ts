@@ -31,11 +31,13 @@ export interface ReviewRun {
   /** Right by checks, for a finished run not graded yet. */
   rightByChecks: number | null;
   tokens: number;
+  /** Of `tokens`, the first answers' (the repeats of flips left out): what the runs are compared on. */
+  answerTokens: number;
   costUsd: number;
   llmCalls: number | null;
   memoryWrites: number | null;
   savedTwice: number | null;
-  /** Tokens minus those of the run before it in the same half. */
+  /** First-answer tokens minus those of the run before it in the same half. */
   deltaTokens: number | null;
   findings: string | null;
 }
@@ -114,7 +116,7 @@ function header(input: ReviewInput): string[] {
   ];
   const n = nomem[nomem.length - 1];
   const m = mem[mem.length - 1];
-  if (n && m) parts.push(`tokens ${formatCount(n.tokens)} without memory → ${formatCount(m.tokens)} with memory (${percentSaved(n.tokens, m.tokens)})`);
+  if (n && m) parts.push(`tokens ${formatCount(n.answerTokens)} without memory → ${formatCount(m.answerTokens)} with memory (${percentSaved(n.answerTokens, m.answerTokens)})`);
   lines.push(`**${parts.join(' · ')}.**`);
   if (input.why) lines.push('', `Planned: ${input.why}`);
   lines.push('', `Commits ${short(input.base.commit)}..${commitRef(input.head.commit, input.head.url)}; every step of the batch is one commit.`);
@@ -147,7 +149,10 @@ function runsSection(input: ReviewInput): string[] {
     const verdict = r.verdict ? (r.findings ? `[${r.verdict}](${r.findings})` : r.verdict) : r.void ? 'VOID' : r.finished ? 'not graded' : 'unfinished';
     const delta = r.deltaTokens === null ? '–' : r.deltaTokens > 0 ? `+${formatCount(r.deltaTokens)}` : r.deltaTokens === 0 ? '±0' : formatCount(r.deltaTokens);
     const opt = (n: number | null) => (n === null ? '–' : formatCount(n));
-    lines.push(`| ${r.run} | ${HALF_TEXT[r.half]} | ${verdict} | ${rightCell(r)} | ${formatCount(r.tokens)} | ${delta} | ${opt(r.llmCalls)} | ${opt(r.memoryWrites)} | ${opt(r.savedTwice)} | ${formatUsd(r.costUsd)} |`);
+    // The first answers' tokens (what Δ compares), and what the repeats of flips added, apart.
+    const repeats = r.tokens - r.answerTokens;
+    const tokens = repeats > 0 ? `${formatCount(r.answerTokens)} + ${formatCount(repeats)} in repeats` : formatCount(r.tokens);
+    lines.push(`| ${r.run} | ${HALF_TEXT[r.half]} | ${verdict} | ${rightCell(r)} | ${tokens} | ${delta} | ${opt(r.llmCalls)} | ${opt(r.memoryWrites)} | ${opt(r.savedTwice)} | ${formatUsd(r.costUsd)} |`);
   }
   return lines;
 }

@@ -51,6 +51,8 @@ export type StepData =
       costUsd: number;
       /** The prose the run ran (`proseDigest`, src/app/prose.ts): absent in histories written before it was recorded. */
       prose?: string;
+      /** Of `tokens`, what the repeats of flips spent (docs/method.md#noise): absent when none ran. */
+      repeatTokens?: number;
     }
   | { step: 'run-stop'; run: string; reason: string; tokens: number; costUsd: number }
   | {
@@ -160,6 +162,7 @@ function stepTrailers(step: Step): Trailer[] {
       if (step.void !== null) t.push(['Tune-Void', oneLine(step.void)]);
       if (step.stopped !== null) t.push(['Tune-Stopped', oneLine(step.stopped)]);
       if (step.prose !== undefined) t.push(['Tune-Prose', step.prose]);
+      if (step.repeatTokens) t.push(['Tune-Repeat-Tokens', String(step.repeatTokens)]);
       break;
     case 'run-stop':
       t.push(
@@ -373,6 +376,7 @@ function stepOf(trailers: readonly Trailer[]): Step | null {
         tokens: num('tune-tokens') ?? 0,
         costUsd: num('tune-cost-usd') ?? 0,
         ...(prose !== undefined ? { prose } : {}),
+        ...(num('tune-repeat-tokens') ? { repeatTokens: num('tune-repeat-tokens')! } : {}),
       };
     }
     case 'run-stop':

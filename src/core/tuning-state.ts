@@ -58,12 +58,17 @@ export interface RunState {
   void: string | null;
   stopped: string | null;
   tokens: number;
+  /** Of `tokens`, what repeats of flips spent: comparisons of runs (memory's saving) use the first answers only. */
+  repeatTokens: number;
   costUsd: number;
   runOid: string | null;
   /** The prose this run ran (its run commit's `Tune-Prose`); null in older histories. */
   prose: string | null;
   grade: Grade | null;
 }
+
+/** A run's tokens for the first answers (each case once): what runs are compared on, the repeats of flips left out. */
+export const answerTokens = (run: Pick<RunState, 'tokens' | 'repeatTokens'>): number => run.tokens - run.repeatTokens;
 
 /**
  * Where an edit stands. `kept`: unconfirmed, and kept on purpose by a person

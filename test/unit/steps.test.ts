@@ -17,7 +17,7 @@ const steps: Step[] = [
   { ...base, step: 'run-start', run: 'batch03-nomem-run2', concurrency: 8 },
   {
     ...base, step: 'run', run: 'batch03-nomem-run2', concurrency: 8, cases: 9, void: null, stopped: null,
-    tokens: 123456, costUsd: 0.004,
+    tokens: 123456, costUsd: 0.004, prose: 'a1b2c3', repeatTokens: 2000,
   },
   {
     ...base, step: 'run', run: 'final-check', concurrency: 16, cases: 40, void: 'exit 137 in 3 cases',
