@@ -67,7 +67,8 @@ export async function readGitConfigValue(gitdir: string, key: string, env: Env):
   return readIniValue(gitdir, key, env);
 }
 
-async function readIniValue(gitdir: string, key: string, env: Env): Promise<string | null> {
+/** The config files git reads for a repository, narrowest first (include files aside). */
+function configFiles(gitdir: string, env: Env): string[] {
   const files = [path.join(gitdir, 'config')];
   const home = env.HOME ?? os.homedir();
   if (env.GIT_CONFIG_GLOBAL) files.push(env.GIT_CONFIG_GLOBAL);
@@ -76,7 +77,48 @@ async function readIniValue(gitdir: string, key: string, env: Env): Promise<stri
     files.push(path.join(env.XDG_CONFIG_HOME ?? path.join(home, '.config'), 'git', 'config'));
   }
   if (env.GIT_CONFIG_NOSYSTEM !== '1' && env.GIT_CONFIG_NOSYSTEM !== 'true') files.push(env.GIT_CONFIG_SYSTEM ?? '/etc/gitconfig');
-  for (const file of files) {
+  return files;
+}
+
+const identities = new Map<string, { stamp: string; name: string | null; email: string | null }>();
+
+/**
+ * user.name and user.email as git reads them, asked of git once (every step
+ * commits, and a spawn costs more than the commit's own work); asked again
+ * only when a config file it reads changed (size or mtime).
+ */
+async function configIdentity(gitdir: string, env: Env): Promise<{ name: string | null; email: string | null }> {
+  const files = configFiles(gitdir, env);
+  const stamp = (await Promise.all(files.map((f) => fs.stat(f).then((st) => `${st.size}:${st.mtimeMs}`, () => '-')))).join(' ');
+  // Config given in the environment (GIT_CONFIG_COUNT/KEY_n/VALUE_n, GIT_CONFIG_PARAMETERS) is part of what was read.
+  const given = Object.entries(env).filter(([k]) => k.startsWith('GIT_CONFIG')).sort().map(([k, v]) => `${k}=${v}`);
+  const key = [gitdir, ...files, ...given].join('\0');
+  const known = identities.get(key);
+  if (known?.stamp === stamp) return known;
+  const childEnv: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined) childEnv[k] = v;
+  let found: { name: string | null; email: string | null };
+  try {
+    const { stdout } = await execFileAsync('git', ['config', '--get-regexp', '^user\\.(name|email)$'], {
+      cwd: path.dirname(gitdir), env: { ...childEnv, GIT_DIR: gitdir }, encoding: 'utf8',
+    });
+    found = { name: null, email: null };
+    for (const line of stdout.split('\n')) {
+      const m = /^user\.(name|email) ?(.*)$/i.exec(line);
+      if (m) found[m[1]!.toLowerCase() as 'name' | 'email'] = m[2]!; // the last value wins, as with --get
+    }
+  } catch (err) {
+    // Exit 1: neither is set anywhere. ENOENT: no git binary, read the files ourselves.
+    found = (err as NodeJS.ErrnoException).code === 'ENOENT'
+      ? { name: await readIniValue(gitdir, 'user.name', env), email: await readIniValue(gitdir, 'user.email', env) }
+      : { name: null, email: null };
+  }
+  identities.set(key, { stamp, ...found });
+  return found;
+}
+
+async function readIniValue(gitdir: string, key: string, env: Env): Promise<string | null> {
+  for (const file of configFiles(gitdir, env)) {
     const value = (await readIni(file)).get(key.toLowerCase());
     if (value !== undefined) return value;
   }
@@ -104,8 +146,8 @@ export async function resolveIdentity(
   env: Env,
   now: Date,
 ): Promise<{ author: Person; committer: Person }> {
-  const configName = await readGitConfigValue(gitdir, 'user.name', env);
-  const configEmail = await readGitConfigValue(gitdir, 'user.email', env);
+  const fromEnv = env.GIT_AUTHOR_NAME && env.GIT_AUTHOR_EMAIL && env.GIT_COMMITTER_NAME && env.GIT_COMMITTER_EMAIL;
+  const { name: configName, email: configEmail } = fromEnv ? { name: null, email: null } : await configIdentity(gitdir, env);
   const person = (role: 'AUTHOR' | 'COMMITTER'): Person => {
     const name = env[`GIT_${role}_NAME`] ?? configName;
     const email = env[`GIT_${role}_EMAIL`] ?? configEmail ?? env.EMAIL;

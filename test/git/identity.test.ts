@@ -131,4 +131,41 @@ describe('resolveIdentity', () => {
       repo.cleanup();
     }
   });
+
+  it('asks git once for a repository, and again once its config changed (a second name in the same process is seen)', async () => {
+    const repo = TempRepo.create();
+    try {
+      repo.git('config', 'user.name', 'Repo Person');
+      repo.git('config', 'user.email', 'repo@example.com');
+      // A PATH whose git counts its runs and then runs the real one.
+      const real = spawnSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).stdout.trim();
+      const bin = repo.path('.bin');
+      spawnSync('mkdir', ['-p', bin]);
+      writeFileSync(`${bin}/git`, `#!/bin/sh\necho x >> '${repo.path('.git-runs')}'\nexec '${real}' "$@"\n`, { mode: 0o755 });
+      const env = { HOME: repo.dir, GIT_CONFIG_GLOBAL: repo.path('none'), GIT_CONFIG_NOSYSTEM: '1', PATH: `${bin}:${process.env.PATH}` };
+      const runs = () => (spawnSync('cat', [repo.path('.git-runs')], { encoding: 'utf8' }).stdout.match(/x/g) ?? []).length;
+      const gitdir = repo.path('.git');
+      const first = await withPath(env.PATH, () => resolveIdentity(gitdir, env, new Date()));
+      await withPath(env.PATH, () => resolveIdentity(gitdir, env, new Date()));
+      expect(first.author.name).toBe('Repo Person');
+      expect(runs()).toBe(1);
+      repo.git('config', 'user.name', 'Another Person Entirely');
+      const second = await withPath(env.PATH, () => resolveIdentity(gitdir, env, new Date()));
+      expect(second.author).toMatchObject({ name: 'Another Person Entirely', email: 'repo@example.com' });
+      expect(runs()).toBe(2);
+    } finally {
+      repo.cleanup();
+    }
+  });
 });
+
+/** execFile finds git on this process's PATH, not the env it is given: set it for the call. */
+async function withPath<T>(value: string, fn: () => Promise<T>): Promise<T> {
+  const before = process.env.PATH;
+  process.env.PATH = value;
+  try {
+    return await fn();
+  } finally {
+    process.env.PATH = before;
+  }
+}
