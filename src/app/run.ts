@@ -169,6 +169,8 @@ export interface CasePool {
   usedBefore: { tokens: number; costUsd: number };
   /** How many cases the progress line counts (the run's, not only these). */
   total: number;
+  /** These cases are the run's repeat `n` (docs/method.md#noise): the progress lines say so. */
+  repeat?: number;
 }
 
 /** Where and how `runCasesKept` runs cases: a run of the tuning, or the baseline in a copy of the init commit's tree. */
@@ -185,6 +187,7 @@ export interface KeptCases {
   usedBefore: { tokens: number; costUsd: number };
   /** How many cases the progress line counts (finished ones included). */
   total: number;
+  repeat?: number;
 }
 
 /**
@@ -195,7 +198,7 @@ export interface KeptCases {
  */
 export async function runCasesKept(cases: readonly Case[], k: KeptCases, ctx: RunContext): Promise<RunStop | null> {
   const scratch = await makeScratch(k.name);
-  const progress = createProgress(k.name, k.total, k.total - cases.length, ctx.err, ctx.isTTY, ctx.onCase);
+  const progress = createProgress(k.name, k.total, k.total - cases.length, ctx.err, ctx.isTTY, ctx.onCase, k.repeat);
   let stopped: RunStop | null = null;
   // A full disk (our own write of a case, or the runner's): no new case starts, the running ones end unkept, and it is thrown once they have.
   let diskFull: unknown = null;
@@ -254,7 +257,7 @@ export async function runCasePool(tuning: Tuning, pool: CasePool, ctx: RunContex
   const { config, target, concurrency } = pool.preflight;
   const stopped = await runCasesKept(pool.cases, {
     root: tuning.repo.dir, name: pool.name, config, target, memory: await memoryFor(tuning, pool.name), concurrency,
-    store: pool.store, stored: pool.stored, usedBefore: pool.usedBefore, total: pool.total,
+    store: pool.store, stored: pool.stored, usedBefore: pool.usedBefore, total: pool.total, ...(pool.repeat ? { repeat: pool.repeat } : {}),
   }, ctx);
 
   // A runner works in the repository root; whatever it changed of the prose
@@ -466,7 +469,7 @@ export async function runRepeats(
       // Spent before the run, its first answers, and every repeat kept so far (this round's included).
       const sofarSpent = usageOf(withRepeats());
       const usedBefore = { tokens: run.before.tokens + sofarSpent.tokens, costUsd: run.before.costUsd + sofarSpent.costUsd };
-      const pass = await runCasePool(tuning, { name, cases: todo, preflight: run.preflight, store, stored, usedBefore, total: todo.length }, ctx);
+      const pass = await runCasePool(tuning, { name, cases: todo, preflight: run.preflight, store, stored, usedBefore, total: todo.length, repeat: n }, ctx);
       touched.push(...pass.touched);
       // Stopped: the repeats that ended are spent, so a run-stop commit counts them too.
       if (active.some((d) => !stored.has(d.id))) return { finished: false, results: withRepeats(), stopped: pass.stopped, due: due.length, touched, stores };

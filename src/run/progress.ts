@@ -16,12 +16,15 @@ export type CaseEvent = { kind: 'started'; run: string; id: string } | { kind: '
 /** `onCase`: a watcher in the same process (`git tune auto`'s live view and its shared ceiling). */
 export function createProgress(
   run: string, total: number, alreadyDone: number, write: (s: string) => void, tty: boolean, onCase?: (event: CaseEvent) => void,
+  /** The cases are the run's repeat `n` of its flips: every line says so. */
+  repeat?: number,
 ): Progress {
+  const of = repeat ? ` (repeat ${repeat})` : '';
   let done = alreadyDone;
   let running = 0;
   let voids = 0;
   let tokens = 0;
-  const line = () => `${run}: ${done}/${total} done, ${running} running, ${voids} void, ${tokens.toLocaleString('en-US')} tokens`;
+  const line = () => `${run}${of}: ${done}/${total} done, ${running} running, ${voids} void, ${tokens.toLocaleString('en-US')} tokens`;
   const render = () => {
     if (tty) write(`\r\x1b[2K${line()}`);
   };
@@ -40,7 +43,7 @@ export function createProgress(
       if (tty) render();
       else {
         const verdict = r.status === 'void' ? `VOID (${r.void})` : r.status === 'error' ? `error: ${r.error}` : r.right === null ? 'answered' : r.right ? 'right' : 'wrong';
-        write(`[${done}/${total}] ${r.id}: ${verdict}, ${r.tokens} tokens, ${(r.durationMs / 1000).toFixed(1)}s\n`);
+        write(`[${done}/${total}] ${r.id}${of}: ${verdict}, ${r.tokens} tokens, ${(r.durationMs / 1000).toFixed(1)}s\n`);
       }
     },
     done() {

@@ -69,6 +69,9 @@ describe.concurrent('a flip is re-run before it decides (the noisy runner)', { t
     const fix = await edit(repo, RUN1, 'knows b\nknows a\n', '## Fix a\n\nAims: a');
     const run = await tuneOk(repo, ['run']);
     expect(run.stderr).toContain('re-running 1 case up to 3 times before it decides (b: turned wrong)');
+    // Each repeat's progress line says which repeat it is.
+    expect(run.stderr).toMatch(/^\[1\/1\] b \(repeat 2\): right, /m);
+    expect(run.stderr).toMatch(/^\[1\/1\] b \(repeat 3\): right, /m);
     const b = resultsOf(repo, RUN2).find((r) => r.id === 'b')!;
     expect(b.right).toBe(false);
     // Two right repeats settle it: no third answer could change the majority.
