@@ -11,6 +11,7 @@ import { draftFindings } from '../core/findings.js';
 import { finalLine, type FinalCase } from '../core/final-rate.js';
 import { isVoidRun } from '../core/fold.js';
 import { branchName, FINAL_RUN, tagName, tagRef } from '../core/names.js';
+import { repeatKey } from '../core/noise.js';
 import { budgetRefusal } from '../core/run-due.js';
 import { interruptedStop, type RunStop } from '../core/run-stop.js';
 import { runStopError } from './run-stop.js';
@@ -30,11 +31,12 @@ import { findingsPath, judgePath, recordGrade, rightInBatch } from './grade.js';
 import { casesById, finalCases, heldOutInput } from './held-out.js';
 import { BASELINE_HINT, sideBySide, type SideBySideRow } from '../core/held-out.js';
 import { requireWriter } from './guards.js';
-import { judgeRun } from './judge.js';
+import { judgeRepeats, judgeRun } from './judge.js';
 import { judgeHistory } from './blame.js';
 import { refuseIf } from './refuse.js';
 import { readRunResults } from './results.js';
-import { preflightRun, recordRun, requireNoUnconfirmedEdits, runCasePool, runDue, startRun, type RunContext } from './run.js';
+import { preflightRun, recordRun, requireNoUnconfirmedEdits, runCasePool, runDue, runRepeats, startRun, type RunContext } from './run.js';
+import { keptUsage, repeatStore } from './repeats.js';
 import { loadTuning, openTuning, readText, type Tuning } from './tuning.js';
 import { localPath } from '../core/paths.js';
 
@@ -124,27 +126,39 @@ export async function runResultSet(
   const ids = shardCases(selection, opts.shard);
   const target = preflight.target?.name ?? null;
   // Keyed by tip and target: results of another commit or model are never resumed into this one.
-  const store = new RunStore(tuning.repo.gitdir, tuning.name, `${FINAL_RUN}.${tuning.tip.slice(0, 12)}.${safeSegment(target ?? '-')}.${shardFolder(opts.shard)}`);
+  const storeName = `${FINAL_RUN}.${tuning.tip.slice(0, 12)}.${safeSegment(target ?? '-')}.${shardFolder(opts.shard)}`;
+  const store = new RunStore(tuning.repo.gitdir, tuning.name, storeName);
   const stored = await store.load(ids);
-  const usedBefore = [...stored.values()].reduce(
-    (acc, s) => ({ tokens: acc.tokens + s.result.tokens, costUsd: acc.costUsd + s.result.costUsd }), { ...tuning.state.usage });
+  // Spent: the history's, and what this set's stores keep (first answers and repeats of a stopped one).
+  const usedBefore = await keptUsage(tuning, storeName).then((kept) => ({ tokens: tuning.state.usage.tokens + kept.tokens, costUsd: tuning.state.usage.costUsd + kept.costUsd }));
   refuseIf(budgetRefusal('the final check', config.budget, usedBefore));
   const startedAt = ctx.clock().toISOString();
   const todo = ids.filter((id) => !stored.has(id)).map((id) => dataset.get(id)!);
   const { stopped } = await runCasePool(tuning, { name: FINAL_RUN, cases: todo, preflight, store, stored, usedBefore, total: ids.length }, ctx);
   if (ids.some((id) => !stored.has(id))) throw unfinished(stopped, opts.rerun);
 
-  const results = ids.map((id) => stored.get(id)!.result);
+  // A case wrong here is re-run before the set is written, as in `git tune final` (docs/method.md#noise): the majority of its answers counts.
+  const firsts = ids.map((id) => stored.get(id)!.result);
+  const repeated = await runRepeats(tuning, FINAL_RUN, firsts, { preflight, before: tuning.state.usage, dataset, store: storeName }, ctx);
+  if (!repeated.finished) throw unfinished(repeated.stopped, opts.rerun);
+  const results = repeated.results;
   const writes: Record<string, MemoryWrite[]> = {};
   for (const id of ids) if (stored.get(id)!.writes.length > 0) writes[id] = stored.get(id)!.writes;
   const raw = new Map(ids.map((id) => [id, stored.get(id)!.rawResult]));
-  const judge = config.judge
-    ? await judgeRun(tuning.repo.dir, config.judge, ids.map((id) => dataset.get(id)!), results, raw, {
-      env: ctx.env, concurrency: config.concurrency, run: FINAL_RUN, scope: config,
-      historyOf: await judgeHistory(tuning, FINAL_RUN),
-      transcripts: new Map(await Promise.all(ids.map(async (id) => [id, await store.readLog(id, 'transcript.jsonl')] as const))),
-    })
-    : {};
+  const repeatLog = (n: number) => repeatStore(tuning, storeName, n);
+  let judge: JudgeFile = {};
+  if (config.judge) {
+    const judging = { env: ctx.env, concurrency: config.concurrency, run: FINAL_RUN, scope: config, historyOf: await judgeHistory(tuning, FINAL_RUN) };
+    judge = await judgeRun(tuning.repo.dir, config.judge, ids.map((id) => dataset.get(id)!), results, raw, {
+      ...judging, transcripts: new Map(await Promise.all(ids.map(async (id) => [id, await store.readLog(id, 'transcript.jsonl')] as const))),
+    });
+    judge = {
+      ...judge,
+      ...await judgeRepeats(tuning.repo.dir, config.judge, dataset, results, (id, n, file) => (file === 'result.json'
+        ? Promise.resolve(repeated.stores.get(n)?.get(id)?.rawResult ?? null)
+        : repeatLog(n).readLog(id, 'transcript.jsonl')), judging),
+    };
+  }
   const manifest: ResultSetManifest = {
     format: RESULT_SET_FORMAT, tuning: tuning.name, branch: branchName(tuning.name), tip: tuning.tip, run: FINAL_RUN, mode,
     seed: config.seed, selection: { hash: selectionHash(selection), cases: selection.length },
@@ -152,14 +166,25 @@ export async function runResultSet(
     machine: machine(), startedAt: [startedAt, ...results.map((r) => r.startedAt)].sort()[0]!, finishedAt: ctx.clock().toISOString(),
     judged: config.judge !== null,
   };
-  const logs = new Map(ids.map((id) => [id, {
-    stdout: path.join(store.logDir, `${id}.stdout`), stderr: path.join(store.logDir, `${id}.stderr`), result: stored.get(id)!.rawResult,
-    transcript: path.join(store.logDir, `${id}.transcript.jsonl`), workspace: keptWorkspaceDir(store.logDir, id),
-  }]));
+  const logsIn = (dir: string, id: string, result: string | null): SetLogs => ({
+    stdout: path.join(dir, `${id}.stdout`), stderr: path.join(dir, `${id}.stderr`), result,
+    transcript: path.join(dir, `${id}.transcript.jsonl`), workspace: keptWorkspaceDir(dir, id),
+  });
+  // Each case's logs under logs/<case>/, a repeat's under logs/<case>/repeat-<n>/, as the logs ref keeps them.
+  const logs = new Map(ids.map((id) => [id, logsIn(store.logDir, id, stored.get(id)!.rawResult)]));
+  for (const r of results) {
+    for (const { n } of r.repeats ?? []) logs.set(repeatKey(r.id, n), logsIn(repeatLog(n).logDir, r.id, repeated.stores.get(n)?.get(r.id)?.rawResult ?? null));
+  }
   await writeResultSet(opts.out, { manifest, results, writes, judge }, logs);
   await store.remove();
+  for (const n of repeated.stores.keys()) await repeatStore(tuning, storeName, n).remove();
   return readResultSet(opts.out);
 }
+
+/** Where a result set keeps each answer's logs: `logs/<case>/`, a repeat's `logs/<case>/repeat-<n>/`. */
+const logKeys = (results: readonly CaseResult[]) => results.flatMap((r) => [
+  { id: r.id, key: r.id }, ...(r.repeats ?? []).map(({ n }) => ({ id: r.id, key: repeatKey(r.id, n) })),
+]);
 
 /** A case's logs for a result set's `logs/<case>/`, laid out as the logs ref keeps them (transcript and workspace files when there are any). */
 interface SetLogs { stdout: string; stderr: string; result: string | null; transcript: string; workspace: string }
@@ -303,11 +328,11 @@ export async function collectResultSets(tuning: Tuning, dirs: readonly string[],
       from: flat,
     };
     const dir = out(group.target, groups.length > 1);
-    const logs = new Map(selection.map((id) => {
-      const src = path.join(logSource.get(id)!, 'logs', id);
-      return [id, { stdout: path.join(src, 'stdout'), stderr: path.join(src, 'stderr'), result: null as string | null, transcript: path.join(src, 'transcript.jsonl'), workspace: path.join(src, 'workspace') }];
+    const logs = new Map(logKeys(results).map(({ id, key }) => {
+      const src = path.join(logSource.get(id)!, 'logs', key);
+      return [key, { stdout: path.join(src, 'stdout'), stderr: path.join(src, 'stderr'), result: null as string | null, transcript: path.join(src, 'transcript.jsonl'), workspace: path.join(src, 'workspace') }];
     }));
-    for (const [id, l] of logs) l.result = await fs.readFile(path.join(logSource.get(id)!, 'logs', id, 'result.json'), 'utf8').catch(() => null);
+    for (const l of logs.values()) l.result = await fs.readFile(path.join(path.dirname(l.stdout), 'result.json'), 'utf8').catch(() => null);
     await writeResultSet(dir, { manifest, results, writes: sortedWrites, judge: sortedJudge }, logs);
     merged.push(await readResultSet(dir));
   }
@@ -502,10 +527,10 @@ async function recordResultSetLocked(tuning: Tuning, set: ResultSet, ctx: RunCon
   const concurrency = set.manifest.concurrency;
   const started = await startRun(tuning, FINAL_RUN, { concurrency, resume: false, toRun: ids.length, total: ids.length }, ctx);
   const logs: CaseLogs[] = [];
-  for (const id of ids) {
-    const src = path.join(set.logSource.get(id) ?? set.dir, 'logs', id);
+  for (const { id, key } of logKeys(set.results)) {
+    const src = path.join(set.logSource.get(id) ?? set.dir, 'logs', key);
     logs.push({
-      id, stdoutFile: path.join(src, 'stdout'), stderrFile: path.join(src, 'stderr'), rawResult: await fs.readFile(path.join(src, 'result.json'), 'utf8').catch(() => null),
+      id: key, stdoutFile: path.join(src, 'stdout'), stderrFile: path.join(src, 'stderr'), rawResult: await fs.readFile(path.join(src, 'result.json'), 'utf8').catch(() => null),
       transcriptFile: path.join(src, 'transcript.jsonl'), workspaceDir: path.join(src, 'workspace'),
     });
   }

@@ -18,7 +18,7 @@ import { difficultFileAfter } from './difficult.js';
 import { requireWriter } from './guards.js';
 import { casesById, heldOutInput } from './held-out.js';
 import { renderSideBySidePlain, sideBySide } from '../core/held-out.js';
-import { judgeRun } from './judge.js';
+import { judgeRepeats, judgeRun } from './judge.js';
 import { observationsOf, repeatKey } from '../core/noise.js';
 import { conditionOf, historyObservations, noiseOf } from './noise.js';
 import { judgeHistory } from './blame.js';
@@ -71,21 +71,10 @@ async function judgeFor(tuning: Tuning, run: RunState, results: CaseResult[], en
     env, concurrency: config.concurrency, run: run.name, scope: config, historyOf, transcripts,
   });
   // Each repeat is graded too (docs/method.md#noise), under `<case>/repeat-<n>` in judge.json: the majority of the answers decides.
-  const rounds = [...new Set(results.flatMap((r) => (r.repeats ?? []).map((x) => x.n)))].sort((a, b) => a - b);
-  for (const n of rounds) {
-    const repeated = results.flatMap((r) => r.repeats?.filter((x) => x.n === n).map((x) => ({ ...x, id: r.id, rev: r.rev })) ?? []);
-    const rawN = new Map<string, string | null>();
-    const transcriptsN = new Map<string, string | null>();
-    for (const r of repeated) {
-      rawN.set(r.id, await readCaseLog(tuning.repo, tuning.name, run.name, repeatKey(r.id, n), 'result.json'));
-      transcriptsN.set(r.id, await readCaseLog(tuning.repo, tuning.name, run.name, repeatKey(r.id, n), 'transcript.jsonl'));
-    }
-    const verdicts = await judgeRun(tuning.repo.dir, config.judge, repeated.map((r) => cases.get(r.id)!).filter(Boolean), repeated, rawN, {
-      env, concurrency: config.concurrency, run: run.name, scope: config, historyOf, transcripts: transcriptsN,
-    });
-    for (const [id, v] of Object.entries(verdicts)) judged[repeatKey(id, n)] = v;
-  }
-  return judged;
+  const repeats = await judgeRepeats(tuning.repo.dir, config.judge, cases, results,
+    (id, n, file) => readCaseLog(tuning.repo, tuning.name, run.name, repeatKey(id, n), file),
+    { env, concurrency: config.concurrency, run: run.name, scope: config, historyOf });
+  return { ...judged, ...repeats };
 }
 
 async function gradedResults(tuning: Tuning, run: RunState | null): Promise<{ name: string; results: CaseResult[]; wrong: string[] } | null> {

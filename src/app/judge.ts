@@ -4,6 +4,7 @@ import type { CommandSpec } from '../contracts/config.js';
 import type { Case } from '../contracts/dataset.js';
 import type { JudgeFile } from '../contracts/judge.js';
 import { majorityOfAsks } from '../core/judge-majority.js';
+import { repeatKey } from '../core/noise.js';
 import { classifyJudgeAttempt, nextJudgeTry, type JudgeAttempt } from '../core/judge-retry.js';
 import type { CaseResult } from '../contracts/result.js';
 import type { CaseStory } from '../core/case-story.js';
@@ -165,4 +166,30 @@ export async function judgeRun(
   for (const c of cases) if (out[c.id]) sorted[c.id] = out[c.id]!;
   // What the judge says is stored (judge.json, findings): never a secret it saw in its environment (docs/contracts.md#secrets).
   return redactJson(sorted, secretsOf(opts.env, judge.env, command.env));
+}
+
+/**
+ * Judges the repeats of a run's results (docs/method.md#noise), a round at
+ * a time, under `<case>/repeat-<n>` in the judge file: with the first
+ * answer's verdict, the majority of a case's answers decides. `logOf` reads
+ * a repeat's kept result.json or transcript.
+ */
+export async function judgeRepeats(
+  root: string, judge: CommandSpec, cases: ReadonlyMap<string, Case>, results: readonly CaseResult[],
+  logOf: (id: string, n: number, file: 'result.json' | 'transcript.jsonl') => Promise<string | null>, opts: JudgeRunOptions,
+): Promise<JudgeFile> {
+  const judged: JudgeFile = {};
+  const rounds = [...new Set(results.flatMap((r) => (r.repeats ?? []).map((x) => x.n)))].sort((a, b) => a - b);
+  for (const n of rounds) {
+    const repeated = results.flatMap((r) => r.repeats?.filter((x) => x.n === n).map((x) => ({ ...x, id: r.id, rev: r.rev })) ?? []);
+    const raw = new Map<string, string | null>();
+    const transcripts = new Map<string, string | null>();
+    for (const r of repeated) {
+      raw.set(r.id, await logOf(r.id, n, 'result.json'));
+      transcripts.set(r.id, await logOf(r.id, n, 'transcript.jsonl'));
+    }
+    const verdicts = await judgeRun(root, judge, repeated.map((r) => cases.get(r.id)!).filter(Boolean), repeated, raw, { ...opts, transcripts });
+    for (const [id, v] of Object.entries(verdicts)) judged[repeatKey(id, n)] = v;
+  }
+  return judged;
 }

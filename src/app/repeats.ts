@@ -2,6 +2,8 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Case } from '../contracts/dataset.js';
 import type { CaseRepeat, CaseResult } from '../contracts/result.js';
+import { stuckEntries, viewDifficult } from '../core/difficult.js';
+import { FINAL_RUN } from '../core/names.js';
 import { repeatsDue, type FlipDue } from '../core/noise.js';
 import { localPath } from '../core/paths.js';
 import { spentBeforeRun, type Spent } from '../core/run-due.js';
@@ -58,11 +60,13 @@ export async function spentSoFar(tuning: Tuning): Promise<Spent> {
 
 /** Which cases of the finished first pass are re-run (core decides; the run state is read here). */
 export function flipsOf(tuning: Tuning, run: string, results: readonly CaseResult[]): FlipDue[] {
-  const state = tuning.state.runs.get(run);
-  if (!state) return [];
+  // A final check's result set (final --ci, --shard) has no run state: it is recorded later, if at all.
+  const state = tuning.state.runs.get(run) ?? null;
+  if (!state && run !== FINAL_RUN) return [];
   // By the checks: an error is wrong; a void case says nothing; no checks (null): the judge decides at grading.
   const now = new Map(results.filter((r) => r.status !== 'void').map((r) => [r.id, r.status === 'error' ? false : r.right]));
-  return repeatsDue(tuning.state, state, now);
+  const stuck = new Set(stuckEntries(viewDifficult(tuning.state, tuning.config?.maxRetries ?? 3)).map((e) => e.id));
+  return repeatsDue(tuning.state, state, now, stuck);
 }
 
 /** A stored repeat as results.json records it: the case's fields without id and rev, and its number. */

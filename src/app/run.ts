@@ -442,7 +442,11 @@ interface Repeated {
  */
 export async function runRepeats(
   tuning: Tuning, name: string, firsts: readonly CaseResult[],
-  run: { preflight: RunPreflight; before: { tokens: number; costUsd: number }; dataset: ReadonlyMap<string, Case> }, ctx: RunContext,
+  run: {
+    preflight: RunPreflight; before: { tokens: number; costUsd: number }; dataset: ReadonlyMap<string, Case>;
+    /** The store the first answers are kept in, when not the run's own (a final check's result set): repeat `n` goes in `<store>.repeat-<n>`. */
+    store?: string;
+  }, ctx: RunContext,
 ): Promise<Repeated> {
   const k = run.preflight.config.noise.repeats;
   const due = k > 0 && voidReason(firsts) === null ? flipsOf(tuning, name, firsts) : [];
@@ -461,7 +465,7 @@ export async function runRepeats(
     const sofar = new Map(withRepeats().map((r) => [r.id, caseOutcome(r).answers]));
     const active: FlipDue[] = due.filter((d) => !settled(sofar.get(d.id)!, k + 2 - n));
     if (active.length === 0) break;
-    const store = repeatStore(tuning, name, n);
+    const store = repeatStore(tuning, run.store ?? name, n);
     const stored = await store.load(active.map((d) => d.id));
     stores.set(n, stored);
     const todo = repeatTodo(active, stored, run.dataset);

@@ -237,10 +237,14 @@ const graded = (r: RunState) => r.grade !== null && !isVoidRun(r);
  * one establishes (the case was right the last time it was graded, or was
  * never graded): it would unconfirm an edit or send the case to the editor
  * on that one answer; and an aimed case turned right that is known to slip.
- * In the final check, every case the checks say is wrong.
+ * In the final check (`run` null: a result set of `final --ci`/`--shard`,
+ * which has no run yet), every case the checks say is wrong, but a stuck one:
+ * it is reported, not counted, so its repeats would decide nothing.
  */
-export function repeatsDue(state: TuningState, run: RunState, now: ReadonlyMap<string, boolean | null>): FlipDue[] {
-  if (run.half === null) return [...now].filter(([, right]) => right === false).map(([id]) => ({ id, why: 'turned-wrong' as const }));
+export function repeatsDue(state: TuningState, run: RunState | null, now: ReadonlyMap<string, boolean | null>, stuck: ReadonlySet<string> = new Set()): FlipDue[] {
+  if (run === null || run.half === null) {
+    return [...now].filter(([id, right]) => right === false && !stuck.has(id)).map(([id]) => ({ id, why: 'turned-wrong' as const }));
+  }
   const earlier = [...state.runs.values()].filter((r) => r.name !== run.name && r.startIndex < run.startIndex && graded(r)).sort((a, b) => a.startIndex - b.startIndex);
   const prev = [...earlier].reverse().find((r) => r.batch === run.batch && r.half === run.half) ?? null;
   const before = new Map<string, boolean>();

@@ -150,6 +150,38 @@ describe('the final check re-runs its failures', { timeout: 600_000 }, () => {
     expect(findings(repo, 'final-check').split('\n')[0]).toBe('## VERIFIED');
     expect(invocations(repo).filter((l) => l.startsWith('final-check'))).toHaveLength(3);
   });
+
+  it('in CI too: a shard re-runs its slip before its result set is written; the collected set records the repeats and their logs, and is VERIFIED', async () => {
+    // b slips once, in the final check (its 3rd invocation); a never does.
+    const repo = await noisy(['a', 'b'], 'knows a\nknows b\n', { b: ['-', '-', 'slip'] }, [['noise.repeats', '2']]);
+    for (let i = 0; i < 20; i++) {
+      const next = JSON.parse((await tuneOk(repo, ['next', '--json'])).stdout) as { kind: string };
+      if (next.kind === 'final') break;
+      const args: Record<string, string[][]> = {
+        run: [['run']], 'mem-run': [['run']], confirm: [['run']], resume: [['run']], grade: [['grade', '--draft'], ['grade']],
+        candidate: [['memory', 'candidate']], checkpoint: [['memory', 'checkpoint']],
+      };
+      const steps = args[next.kind];
+      if (!steps) throw new Error(`unexpected step ${next.kind}`);
+      for (const st of steps) await tuneOk(repo, st);
+    }
+    const shards = [1, 2].map((i) => repo.path('.git', `shard-${i}`));
+    for (const [i, dir] of shards.entries()) await tuneOk(repo, ['final', '--shard', `${i + 1}/2`, '--out', dir]);
+    const shard = shards.find((d) => (JSON.parse(readFileSync(path.join(d, 'manifest.json'), 'utf8')) as { cases: string[] }).cases.includes('b'))!;
+    const inSet = JSON.parse(readFileSync(path.join(shard, 'results.json'), 'utf8')) as Array<{ id: string; right: boolean; repeats?: Array<{ n: number; right: boolean }> }>;
+    expect(inSet.find((r) => r.id === 'b')).toMatchObject({ right: false, repeats: [{ n: 2, right: true }, { n: 3, right: true }] });
+    expect(readFileSync(path.join(shard, 'logs', 'b', 'repeat-2', 'stdout'), 'utf8')).not.toBe('');
+    expect(invocations(repo).filter((l) => l.startsWith('final-check') && l.includes('b'))).toHaveLength(3);
+
+    const collected = await tuneOk(repo, ['final', '--collect', ...shards, '--commit']);
+    expect(collected.stdout).toContain('VERIFIED');
+    expect(resultsOf(repo, 'final-check').map((r) => [r.id, r.right, r.repeats?.map((x) => x.right)])).toEqual([['a', true, undefined], ['b', false, [true, true]]]);
+    expect(repo.git('ls-tree', '-r', '--name-only', 'refs/tune-logs/desk', 'final-check/b').split('\n')).toEqual(expect.arrayContaining(['final-check/b/repeat-2/stdout', 'final-check/b/repeat-3/stdout']));
+    expect(findings(repo, 'final-check').split('\n')[0]).toBe('## VERIFIED');
+    // The stores of the shards and their repeats are gone once the sets are written.
+    expect(repo.git('status', '--porcelain')).toBe('');
+    expect(fsckProblems(repo)).toBe('');
+  });
 });
 
 // The final check exits 6 when not VERIFIED; the loop above reads `next` after each step either way.

@@ -2,8 +2,9 @@ import { describe, expect, it } from 'vitest';
 import type { JudgeFile } from '../../src/contracts/judge.js';
 import type { CaseRepeat, CaseResult } from '../../src/contracts/result.js';
 import { draftFindings, type DraftInput } from '../../src/core/findings.js';
+import { foldHistory } from '../../src/core/fold.js';
 import {
-  aboveNoise, caseNoise, caseOutcome, costlyCases, DEFAULT_MARGIN, flipsToRepeat, marginOf, observationsOf, outcomeOf, repeatKey, rightRate, savedTwiceOf, settled, spreadOf,
+  aboveNoise, caseNoise, caseOutcome, costlyCases, DEFAULT_MARGIN, flipsToRepeat, marginOf, observationsOf, outcomeOf, repeatKey, repeatsDue, rightRate, savedTwiceOf, settled, spreadOf,
   type CaseNoise,
 } from '../../src/core/noise.js';
 
@@ -128,6 +129,14 @@ describe('flipsToRepeat: which answers decide something', () => {
   });
   it('a case the checks cannot grade is left to grading', () => {
     expect(flipsToRepeat({ ...base, now: new Map([['a', null]]), before: new Map([['a', true]]) })).toEqual([]);
+  });
+});
+
+describe('repeatsDue in the final check', () => {
+  it('re-runs every case the checks say is wrong, but a stuck one (reported, not counted: its repeats decide nothing); a result set has no run yet', () => {
+    const now = new Map<string, boolean | null>([['a', false], ['b', true], ['c', false], ['d', null]]);
+    expect(repeatsDue(foldHistory('desk', []), null, now, new Set(['c']))).toEqual([{ id: 'a', why: 'turned-wrong' }]);
+    expect(repeatsDue(foldHistory('desk', []), null, now).map((d) => d.id)).toEqual(['a', 'c']);
   });
 });
 
