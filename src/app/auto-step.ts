@@ -2,7 +2,6 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { judgeFileSchema, type JudgeFile } from '../contracts/judge.js';
 import type { DifficultReason } from '../contracts/files.js';
-import type { CaseResult } from '../contracts/result.js';
 import { shellQuote } from '../core/argv.js';
 import { viewDifficult } from '../core/difficult.js';
 import { mergeProposals } from '../core/findings.js';
@@ -13,6 +12,7 @@ import { VOID_FLOOR, type NextStep } from '../core/next.js';
 import { passedRuleBreaks, type RuleBreak } from '../core/rules.js';
 import { EXIT, TuneError, type ExitCode } from '../errors.js';
 import { interruptedStop } from '../core/run-stop.js';
+import { runSummary } from '../core/run-summary.js';
 import type { Env } from '../git/identity.js';
 import { diskFullError } from '../git/disk-full.js';
 import type { CaseEvent } from '../run/progress.js';
@@ -138,13 +138,6 @@ function memoryLine(outcome: MemoryOutcome): string {
   return `${head}: ${diff.files} file${diff.files === 1 ? '' : 's'} (${diff.added.length} added, ${diff.changed.length} changed, ${diff.deleted.length} deleted)`;
 }
 
-function runLine(outcome: RunOutcome): string {
-  const r = outcome.results;
-  const count = (f: (x: CaseResult) => boolean) => r.filter(f).length;
-  const head = outcome.finished ? `${outcome.run}: ${outcome.void ? `VOID (${outcome.void})` : 'finished'}` : `${outcome.run}: stopped (${outcome.stopped?.text}) after ${r.length} cases`;
-  return `${head}\n  ${count((x) => x.right === true)} right, ${count((x) => x.right === false)} wrong, ${count((x) => x.right === null && x.status !== 'void')} for the judge, ${count((x) => x.status === 'void')} void; ${r.reduce((s, x) => s + x.tokens, 0)} tokens${outcome.commit ? `\n  commit ${outcome.commit.slice(0, 7)}, tag ${outcome.tag ?? outcome.run}` : ''}`;
-}
-
 /** A step of the final check (its first run, a re-run, a resume, its grade): the run it names has no half. */
 export const isFinalStep = (tuning: Tuning, step: NextStep) =>
   step.kind === 'final' || (step.run !== null && tuning.state.runs.get(step.run)?.half === null);
@@ -170,7 +163,7 @@ async function runStep(tuning: Tuning, final: boolean, concurrency: number | und
     env: ctx.env, now: ctx.clock(), clock: ctx.clock, err: ctx.detail, isTTY: false,
     interrupted: ctx.interrupted, stop: ctx.stop, onCase: ctx.onCase,
   });
-  ctx.detail(runLine(outcome));
+  ctx.detail(runSummary(outcome));
   if (outcome.finished) return outcome.void ? { kind: 'void', run: outcome.run, reason: outcome.void } : { kind: 'done' };
   const stopped = outcome.stopped ?? interruptedStop();
   switch (stopped.kind) {

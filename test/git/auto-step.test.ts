@@ -52,7 +52,7 @@ describe.concurrent('auto steps: typed outcomes', () => {
     expect(ca.events.filter((e) => e.kind === 'finished').map((e) => (e as { result: { id: string } }).result.id).sort()).toEqual(['a1', 'a2']);
     expect(cb.events.filter((e) => e.kind === 'finished').map((e) => (e as { result: { id: string } }).result.id)).toEqual(['b1']);
     expect(ca.lines[0]).toBe('$ git tune run');
-    expect(ca.lines.at(-1)).toMatch(/^batch01-nomem-run1: finished\n {2}2 right, 0 wrong, 0 for the judge, 0 void; 240 tokens\n {2}commit [0-9a-f]{7}, tag tune\/desk\/batch01-nomem-run1$/);
+    expect(ca.lines.at(-1)).toMatch(/^batch01-nomem-run1: finished\n {2}2 right, 0 wrong, 0 for the judge, 0 void; 240 tokens, \$\d+\.\d{4}\n {2}commit [0-9a-f]{7}, tag tune\/desk\/batch01-nomem-run1$/);
     const grade = await step(a, ca);
     expect([grade.next.kind, grade.outcome]).toEqual(['grade', { kind: 'done' }]);
     expect(ca.lines.slice(-4)).toEqual([

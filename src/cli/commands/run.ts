@@ -36,25 +36,6 @@ function parseConcurrency(text: string | undefined): number | undefined {
   return n;
 }
 
-function summary(outcome: RunOutcome, caseOutcome: typeof import('../../core/noise.js').caseOutcome): string {
-  const r = outcome.results;
-  // By the majority of each case's answers (docs/method.md#noise); a case the checks cannot grade waits for the judge.
-  const verdicts = r.map((x) => caseOutcome(x).verdict);
-  const right = verdicts.filter((v) => v === 'right').length;
-  const wrong = verdicts.filter((v) => v === 'wrong').length;
-  const unknown = r.filter((x, i) => verdicts[i] === '?' && x.status !== 'void').length;
-  const voids = r.filter((x) => x.status === 'void').length;
-  const all = r.flatMap((x) => [x, ...(x.repeats ?? [])]);
-  const tokens = all.reduce((s, x) => s + x.tokens, 0);
-  const cost = all.reduce((s, x) => s + x.costUsd, 0);
-  const repeated = r.filter((x) => x.repeats?.length);
-  const repeats = repeated.length > 0 ? `\n  re-run before deciding: ${repeated.map((x) => `${x.id} ${caseOutcome(x).right}/${caseOutcome(x).n} right`).join(', ')}` : '';
-  const head = outcome.finished
-    ? `${outcome.run}: ${outcome.void ? `VOID (${outcome.void})` : 'finished'}`
-    : `${outcome.run}: stopped (${outcome.stopped?.text}) after ${r.length} cases`;
-  return `${head}\n  ${right} right, ${wrong} wrong, ${unknown} for the judge, ${voids} void; ${tokens} tokens, $${cost.toFixed(4)}${repeats}${outcome.commit ? `\n  commit ${outcome.commit.slice(0, 7)}, tag ${outcome.tag ?? outcome.run}` : ''}`;
-}
-
 /** `git tune run`, and `git tune final` without --ci, --shard, --collect or --all-targets. */
 export async function go(io: CommandIO, opts: RunCommandOptions, final: boolean): Promise<void> {
   const { executeRun, interruptOnSignals } = await import('../../app/run.js');
@@ -72,7 +53,7 @@ export async function go(io: CommandIO, opts: RunCommandOptions, final: boolean)
   } finally {
     release();
   }
-  const after = await printDone(io, opts, outcome, [summary(outcome, (await import('../../core/noise.js')).caseOutcome)]);
+  const after = await printDone(io, opts, outcome, [(await import('../../core/run-summary.js')).runSummary(outcome)]);
   if (!outcome.finished) {
     throw runStopError(outcome.stopped ?? interruptedStop(), outcome.run, after.command ?? undefined);
   }
