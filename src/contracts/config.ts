@@ -130,8 +130,8 @@ export const configSchema = z
       .describe('halves in a row the editor may end by changing nothing before `git tune auto` stops for a person (editor-idle)'),
     noise: z
       .strictObject({
-        repeats: positiveInt('repeats of a case whose single answer would decide').default(3)
-          .describe('times a case is re-run on the same prose when one answer would decide (a flip, a final-check failure); the majority decides'),
+        repeats: z.number({ error: 'must be a whole number (repeats of a case whose single answer would decide)' }).int('must be a whole number').min(0, 'must be 0 or more').default(3)
+          .describe('times a case is re-run on the same prose when one answer would decide (a flip, a final-check failure); the majority decides; 0: never (an agent that answers the same every time)'),
       })
       .default({ repeats: 3 })
       .describe('repeats: how a noisy agent is re-run before a decision (docs/method.md#noise)'),

@@ -130,6 +130,18 @@ describe.concurrent('a flip is re-run before it decides (the noisy runner)', { t
   });
 });
 
+describe('noise.repeats 0', { timeout: 600_000 }, () => {
+  it('turns the repeats off: a case that turned wrong is recorded on its one answer, and nothing is re-run', async () => {
+    const repo = await noisy(['a'], 'knows a\n', { a: ['-', 'slip'] }, [['noise.repeats', '0']]);
+    await runAndGrade(repo);
+    await edit(repo, RUN1, 'knows a\n\nbe brief\n', '## Brief\n\nAims: a');
+    const run = await tuneOk(repo, ['run']);
+    expect(run.stderr).not.toContain('re-running');
+    expect(resultsOf(repo, RUN2).map((r) => [r.id, r.right, r.repeats])).toEqual([['a', false, undefined]]);
+    expect(invocations(repo)).toEqual([`${RUN1} a`, `${RUN2} a`]);
+  });
+});
+
 describe('the final check re-runs its failures', { timeout: 600_000 }, () => {
   it('a case wrong in the final check is re-run noise.repeats times, its right-rate recorded; a slip there is outvoted', async () => {
     // One case the prose knows; it slips once, in the final check (its 3rd invocation).

@@ -47,6 +47,13 @@ describe('the config settings come from the zod schema', () => {
     expect(refused.details).toEqual([`the settings: ${CONFIG_KEYS.join(', ')}`]);
   });
 
+  it('noise.repeats may be 0 (repeats off, for an agent that answers the same every time), never negative or fractional', () => {
+    expect(configSchema.parse({ noise: { repeats: 0 } }).noise.repeats).toBe(0);
+    expect(configSchema.parse({}).noise.repeats).toBe(3);
+    expect(configSchema.safeParse({ noise: { repeats: -1 } }).success).toBe(false);
+    expect(configSchema.safeParse({ noise: { repeats: 1.5 } }).success).toBe(false);
+  });
+
   it('every setting, nested ones too, has a one-line description', () => {
     const walk = (schema: JsonSchema, at: string): void => {
       for (const [key, field] of Object.entries(schema.properties ?? {})) {
