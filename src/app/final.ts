@@ -12,7 +12,7 @@ import { finalLine, type FinalCase } from '../core/final-rate.js';
 import { isVoidRun } from '../core/fold.js';
 import { branchName, FINAL_RUN, tagName, tagRef } from '../core/names.js';
 import { repeatKey } from '../core/noise.js';
-import { budgetRefusal } from '../core/run-due.js';
+import { budgetRefusal, spentBeforeRun } from '../core/run-due.js';
 import { interruptedStop, type RunStop } from '../core/run-stop.js';
 import { runStopError } from './run-stop.js';
 import {
@@ -31,7 +31,7 @@ import { findingsPath, judgePath, recordGrade, rightInBatch } from './grade.js';
 import { casesById, finalCases, heldOutInput } from './held-out.js';
 import { BASELINE_HINT, sideBySide, type SideBySideRow } from '../core/held-out.js';
 import { requireWriter } from './guards.js';
-import { judgeRepeats, judgeRun } from './judge.js';
+import { judgeAnswers } from './judge.js';
 import { judgeHistory } from './blame.js';
 import { refuseIf } from './refuse.js';
 import { readRunResults } from './results.js';
@@ -130,7 +130,7 @@ export async function runResultSet(
   const store = new RunStore(tuning.repo.gitdir, tuning.name, storeName);
   const stored = await store.load(ids);
   // Spent: the history's, and what this set's stores keep (first answers and repeats of a stopped one).
-  const usedBefore = await keptUsage(tuning, storeName).then((kept) => ({ tokens: tuning.state.usage.tokens + kept.tokens, costUsd: tuning.state.usage.costUsd + kept.costUsd }));
+  const usedBefore = spentBeforeRun(tuning.state, storeName, await keptUsage(tuning, storeName));
   refuseIf(budgetRefusal('the final check', config.budget, usedBefore));
   const startedAt = ctx.clock().toISOString();
   const todo = ids.filter((id) => !stored.has(id)).map((id) => dataset.get(id)!);
@@ -144,21 +144,15 @@ export async function runResultSet(
   const results = repeated.results;
   const writes: Record<string, MemoryWrite[]> = {};
   for (const id of ids) if (stored.get(id)!.writes.length > 0) writes[id] = stored.get(id)!.writes;
-  const raw = new Map(ids.map((id) => [id, stored.get(id)!.rawResult]));
-  const repeatLog = (n: number) => repeatStore(tuning, storeName, n);
-  let judge: JudgeFile = {};
-  if (config.judge) {
-    const judging = { env: ctx.env, concurrency: config.concurrency, run: FINAL_RUN, scope: config, historyOf: await judgeHistory(tuning, FINAL_RUN) };
-    judge = await judgeRun(tuning.repo.dir, config.judge, ids.map((id) => dataset.get(id)!), results, raw, {
-      ...judging, transcripts: new Map(await Promise.all(ids.map(async (id) => [id, await store.readLog(id, 'transcript.jsonl')] as const))),
-    });
-    judge = {
-      ...judge,
-      ...await judgeRepeats(tuning.repo.dir, config.judge, dataset, results, (id, n, file) => (file === 'result.json'
-        ? Promise.resolve(repeated.stores.get(n)?.get(id)?.rawResult ?? null)
-        : repeatLog(n).readLog(id, 'transcript.jsonl')), judging),
-    };
-  }
+  // Answer n's store and what it kept: the first answers' (n 1), or a repeat's.
+  const storeOf = (n: number) => (n === 1 ? store : repeatStore(tuning, storeName, n));
+  const keptOf = (n: number) => (n === 1 ? stored : repeated.stores.get(n));
+  const judge: JudgeFile = config.judge
+    ? await judgeAnswers(tuning.repo.dir, config.judge, dataset, results, (id, n, file) => (file === 'result.json'
+      ? Promise.resolve(keptOf(n)?.get(id)?.rawResult ?? null)
+      : storeOf(n).readLog(id, 'transcript.jsonl')),
+    { env: ctx.env, concurrency: config.concurrency, run: FINAL_RUN, scope: config, historyOf: await judgeHistory(tuning, FINAL_RUN) })
+    : {};
   const manifest: ResultSetManifest = {
     format: RESULT_SET_FORMAT, tuning: tuning.name, branch: branchName(tuning.name), tip: tuning.tip, run: FINAL_RUN, mode,
     seed: config.seed, selection: { hash: selectionHash(selection), cases: selection.length },
@@ -171,10 +165,7 @@ export async function runResultSet(
     transcript: path.join(dir, `${id}.transcript.jsonl`), workspace: keptWorkspaceDir(dir, id),
   });
   // Each case's logs under logs/<case>/, a repeat's under logs/<case>/repeat-<n>/, as the logs ref keeps them.
-  const logs = new Map(ids.map((id) => [id, logsIn(store.logDir, id, stored.get(id)!.rawResult)]));
-  for (const r of results) {
-    for (const { n } of r.repeats ?? []) logs.set(repeatKey(r.id, n), logsIn(repeatLog(n).logDir, r.id, repeated.stores.get(n)?.get(r.id)?.rawResult ?? null));
-  }
+  const logs = new Map(logKeys(results).map(({ id, key, n }) => [key, logsIn(storeOf(n).logDir, id, keptOf(n)?.get(id)?.rawResult ?? null)]));
   await writeResultSet(opts.out, { manifest, results, writes, judge }, logs);
   await store.remove();
   for (const n of repeated.stores.keys()) await repeatStore(tuning, storeName, n).remove();
@@ -182,9 +173,7 @@ export async function runResultSet(
 }
 
 /** Where a result set keeps each answer's logs: `logs/<case>/`, a repeat's `logs/<case>/repeat-<n>/`. */
-const logKeys = (results: readonly CaseResult[]) => results.flatMap((r) => [
-  { id: r.id, key: r.id }, ...(r.repeats ?? []).map(({ n }) => ({ id: r.id, key: repeatKey(r.id, n) })),
-]);
+const logKeys = (results: readonly CaseResult[]) => results.flatMap((r) => [1, ...(r.repeats ?? []).map((x) => x.n)].map((n) => ({ id: r.id, n, key: repeatKey(r.id, n) })));
 
 /** A case's logs for a result set's `logs/<case>/`, laid out as the logs ref keeps them (transcript and workspace files when there are any). */
 interface SetLogs { stdout: string; stderr: string; result: string | null; transcript: string; workspace: string }
@@ -398,16 +387,10 @@ export interface FinalReport extends Receipt {
 async function judgeOfSet(tuning: Tuning, set: ResultSet, env: Env): Promise<JudgeFile> {
   const config = tuning.config!;
   if (!config.judge || set.manifest.judged) return set.judge;
-  const dataset = await casesById(tuning);
-  const raw = new Map<string, string | null>();
-  const transcripts = new Map<string, string | null>();
-  for (const r of set.results) {
-    const src = path.join(set.logSource.get(r.id) ?? set.dir, 'logs', r.id);
-    raw.set(r.id, await fs.readFile(path.join(src, 'result.json'), 'utf8').catch(() => null));
-    transcripts.set(r.id, await fs.readFile(path.join(src, 'transcript.jsonl'), 'utf8').catch(() => null));
-  }
-  const judge = await judgeRun(tuning.repo.dir, config.judge, set.results.map((r) => dataset.get(r.id)!).filter(Boolean), set.results, raw,
-    { env, concurrency: config.concurrency, run: FINAL_RUN, scope: config, historyOf: await judgeHistory(tuning, FINAL_RUN), transcripts });
+  // Every answer, the repeats' too, each read from the set's logs/<case>[/repeat-<n>]/.
+  const judge = await judgeAnswers(tuning.repo.dir, config.judge, await casesById(tuning), set.results,
+    (id, n, file) => fs.readFile(path.join(set.logSource.get(id) ?? set.dir, 'logs', repeatKey(id, n), file), 'utf8').catch(() => null),
+    { env, concurrency: config.concurrency, run: FINAL_RUN, scope: config, historyOf: await judgeHistory(tuning, FINAL_RUN) });
   await fs.writeFile(path.join(set.dir, SET_FILES.judge), `${JSON.stringify(judge, null, 2)}\n`);
   set.manifest.judged = true;
   await fs.writeFile(path.join(set.dir, SET_FILES.manifest), `${JSON.stringify(set.manifest, null, 2)}\n`);

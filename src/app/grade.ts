@@ -18,7 +18,7 @@ import { difficultFileAfter } from './difficult.js';
 import { requireWriter } from './guards.js';
 import { casesById, heldOutInput } from './held-out.js';
 import { renderSideBySidePlain, sideBySide } from '../core/held-out.js';
-import { judgeRepeats, judgeRun } from './judge.js';
+import { judgeAnswers } from './judge.js';
 import { observationsOf, repeatKey } from '../core/noise.js';
 import { conditionOf, historyObservations, noiseOf } from './noise.js';
 import { judgeHistory } from './blame.js';
@@ -59,22 +59,10 @@ async function judgeFor(tuning: Tuning, run: RunState, results: CaseResult[], en
   if (existing && !rejudge) return judgeFileSchema.parse(JSON.parse(existing));
   // A dry run stops before the judge starts (src/app/dry-run.ts).
   if (dryRun) throw new DryRun([], `run the judge (${config.judge.command?.join(' ') ?? `preset ${config.judge.preset}`}) on ${run.name}'s ${results.length} cases, then record the grade`);
-  const cases = await casesById(tuning);
-  const raw = new Map<string, string | null>();
-  const transcripts = new Map<string, string | null>();
-  for (const r of results) {
-    raw.set(r.id, await readCaseLog(tuning.repo, tuning.name, run.name, r.id, 'result.json'));
-    transcripts.set(r.id, await readCaseLog(tuning.repo, tuning.name, run.name, r.id, 'transcript.jsonl'));
-  }
-  const historyOf = await judgeHistory(tuning, run.name);
-  const judged = await judgeRun(tuning.repo.dir, config.judge, results.map((r) => cases.get(r.id)!).filter(Boolean), results, raw, {
-    env, concurrency: config.concurrency, run: run.name, scope: config, historyOf, transcripts,
-  });
-  // Each repeat is graded too (docs/method.md#noise), under `<case>/repeat-<n>` in judge.json: the majority of the answers decides.
-  const repeats = await judgeRepeats(tuning.repo.dir, config.judge, cases, results,
+  // Every answer, the repeats' too (docs/method.md#noise): the majority of a case's answers decides.
+  return judgeAnswers(tuning.repo.dir, config.judge, await casesById(tuning), results,
     (id, n, file) => readCaseLog(tuning.repo, tuning.name, run.name, repeatKey(id, n), file),
-    { env, concurrency: config.concurrency, run: run.name, scope: config, historyOf });
-  return { ...judged, ...repeats };
+    { env, concurrency: config.concurrency, run: run.name, scope: config, historyOf: await judgeHistory(tuning, run.name) });
 }
 
 async function gradedResults(tuning: Tuning, run: RunState | null): Promise<{ name: string; results: CaseResult[]; wrong: string[] } | null> {

@@ -169,26 +169,26 @@ export async function judgeRun(
 }
 
 /**
- * Judges the repeats of a run's results (docs/method.md#noise), a round at
- * a time, under `<case>/repeat-<n>` in the judge file: with the first
- * answer's verdict, the majority of a case's answers decides. `logOf` reads
- * a repeat's kept result.json or transcript.
+ * Judges every answer of a run: the first answers, then its repeats a round
+ * at a time (docs/method.md#noise), a repeat under `<case>/repeat-<n>` in the
+ * judge file, so the majority of a case's answers decides. `logOf` reads an
+ * answer's kept result.json or transcript (`n` 1: the first answer).
  */
-export async function judgeRepeats(
+export async function judgeAnswers(
   root: string, judge: CommandSpec, cases: ReadonlyMap<string, Case>, results: readonly CaseResult[],
   logOf: (id: string, n: number, file: 'result.json' | 'transcript.jsonl') => Promise<string | null>, opts: JudgeRunOptions,
 ): Promise<JudgeFile> {
   const judged: JudgeFile = {};
-  const rounds = [...new Set(results.flatMap((r) => (r.repeats ?? []).map((x) => x.n)))].sort((a, b) => a - b);
+  const rounds = [1, ...new Set(results.flatMap((r) => (r.repeats ?? []).map((x) => x.n)))].sort((a, b) => a - b);
   for (const n of rounds) {
-    const repeated = results.flatMap((r) => r.repeats?.filter((x) => x.n === n).map((x) => ({ ...x, id: r.id, rev: r.rev })) ?? []);
+    const answers = n === 1 ? results : results.flatMap((r) => r.repeats?.filter((x) => x.n === n).map((x) => ({ ...x, id: r.id, rev: r.rev })) ?? []);
     const raw = new Map<string, string | null>();
     const transcripts = new Map<string, string | null>();
-    for (const r of repeated) {
+    for (const r of answers) {
       raw.set(r.id, await logOf(r.id, n, 'result.json'));
       transcripts.set(r.id, await logOf(r.id, n, 'transcript.jsonl'));
     }
-    const verdicts = await judgeRun(root, judge, repeated.map((r) => cases.get(r.id)!).filter(Boolean), repeated, raw, { ...opts, transcripts });
+    const verdicts = await judgeRun(root, judge, answers.map((r) => cases.get(r.id)!).filter(Boolean), answers, raw, { ...opts, transcripts });
     for (const [id, v] of Object.entries(verdicts)) judged[repeatKey(id, n)] = v;
   }
   return judged;

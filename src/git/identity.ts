@@ -45,28 +45,6 @@ async function readIni(file: string): Promise<Map<string, string>> {
   }
 }
 
-/**
- * A config value as native git reads it (include.path, includeIf, every
- * scope), asked of `git config` itself; the INI reading below is the
- * fallback where no git binary runs.
- */
-export async function readGitConfigValue(gitdir: string, key: string, env: Env): Promise<string | null> {
-  const childEnv: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) if (v !== undefined) childEnv[k] = v;
-  try {
-    const { stdout } = await execFileAsync('git', ['config', '--get', key], {
-      cwd: path.dirname(gitdir),
-      env: { ...childEnv, GIT_DIR: gitdir },
-      encoding: 'utf8',
-    });
-    return stdout.replace(/\n$/, '');
-  } catch (err) {
-    // Exit 1: the key is not set anywhere. ENOENT: no git binary, read the files ourselves.
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return null;
-  }
-  return readIniValue(gitdir, key, env);
-}
-
 /** The config files git reads for a repository, narrowest first (include files aside). */
 function configFiles(gitdir: string, env: Env): string[] {
   const files = [path.join(gitdir, 'config')];
@@ -85,9 +63,11 @@ const identities = new Map<string, { stamp: string; name: string | null; email: 
 /**
  * user.name and user.email as git reads them, asked of git once (every step
  * commits, and a spawn costs more than the commit's own work); asked again
- * only when a config file it reads changed (size or mtime).
+ * only when a config file it reads changed (size or mtime). git itself reads
+ * them (include.path, includeIf, every scope); where no git binary runs, the
+ * files are read here.
  */
-async function configIdentity(gitdir: string, env: Env): Promise<{ name: string | null; email: string | null }> {
+export async function configIdentity(gitdir: string, env: Env): Promise<{ name: string | null; email: string | null }> {
   const files = configFiles(gitdir, env);
   const stamp = (await Promise.all(files.map((f) => fs.stat(f).then((st) => `${st.size}:${st.mtimeMs}`, () => '-')))).join(' ');
   // Config given in the environment (GIT_CONFIG_COUNT/KEY_n/VALUE_n, GIT_CONFIG_PARAMETERS) is part of what was read.

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { readGitConfigValue, resolveIdentity, type Env } from './identity.js';
+import { configIdentity, resolveIdentity, type Env } from './identity.js';
 import { runGit } from './native.js';
 
 /**
@@ -21,10 +21,11 @@ export async function initRepo(
   try {
     await resolveIdentity(gitdir, env, new Date());
   } catch {
-    if (!env.GIT_AUTHOR_NAME && !(await readGitConfigValue(gitdir, 'user.name', env))) {
+    const known = await configIdentity(gitdir, env);
+    if (!env.GIT_AUTHOR_NAME && !known.name) {
       await runGit(['config', 'user.name', opts.fallbackIdentity.name], dir, gitEnv);
     }
-    if (!env.GIT_AUTHOR_EMAIL && !(await readGitConfigValue(gitdir, 'user.email', env))) {
+    if (!env.GIT_AUTHOR_EMAIL && !known.email) {
       await runGit(['config', 'user.email', opts.fallbackIdentity.email], dir, gitEnv);
     }
     identitySet = true;

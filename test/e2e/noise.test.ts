@@ -177,12 +177,17 @@ describe('the final check re-runs its failures', { timeout: 600_000 }, () => {
       if (!steps) throw new Error(`unexpected step ${next.kind}`);
       for (const st of steps) await tuneOk(repo, st);
     }
+    // A judge that says what the checks say: each shard judges its repeats too.
+    writeFileSync(repo.path('.git', 'judge.cjs'), "const fs = require('fs'); const r = JSON.parse(fs.readFileSync(process.env.TUNE_RESULT, 'utf8')); fs.writeFileSync(process.env.TUNE_OUTPUT, JSON.stringify({ right: String(r.answer).startsWith('RIGHT'), summary: 'by its answer' }));\n");
+    await tuneOk(repo, ['config', 'set', 'judge.command', JSON.stringify(['node', repo.path('.git', 'judge.cjs')])]);
     const shards = [1, 2].map((i) => repo.path('.git', `shard-${i}`));
     for (const [i, dir] of shards.entries()) await tuneOk(repo, ['final', '--shard', `${i + 1}/2`, '--out', dir]);
     const shard = shards.find((d) => (JSON.parse(readFileSync(path.join(d, 'manifest.json'), 'utf8')) as { cases: string[] }).cases.includes('b'))!;
     const inSet = JSON.parse(readFileSync(path.join(shard, 'results.json'), 'utf8')) as Array<{ id: string; right: boolean; repeats?: Array<{ n: number; right: boolean }> }>;
     expect(inSet.find((r) => r.id === 'b')).toMatchObject({ right: false, repeats: [{ n: 2, right: true }, { n: 3, right: true }] });
     expect(readFileSync(path.join(shard, 'logs', 'b', 'repeat-2', 'stdout'), 'utf8')).not.toBe('');
+    const judged = JSON.parse(readFileSync(path.join(shard, 'judge.json'), 'utf8')) as Record<string, { right: boolean }>;
+    expect(Object.fromEntries(Object.entries(judged).map(([k, v]) => [k, v.right]))).toMatchObject({ b: false, 'b/repeat-2': true, 'b/repeat-3': true });
     expect(invocations(repo).filter((l) => l.startsWith('final-check') && l.includes('b'))).toHaveLength(3);
 
     const collected = await tuneOk(repo, ['final', '--collect', ...shards, '--commit']);
