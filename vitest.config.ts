@@ -9,6 +9,20 @@ import { defineConfig } from 'vitest/config';
  * Two workers at least keep both cores busy; each test then shares the
  * cores with another file's, hence the longer default timeouts.
  */
+/**
+ * Node parses the certificates NODE_EXTRA_CA_CERTS names at every start:
+ * where a machine sets it (this one does), it is most of a bare `node -e 0`
+ * (BENCHMARKS.md: 95 ms against 32 ms). The tests start thousands of Node
+ * processes (the CLI, the example agent, its judge and checks) and none of
+ * them speaks TLS; the one that does, npm installing the real agent CLIs,
+ * gets the variable back (test/helpers/agent-clis.ts). The workers and
+ * everything they start inherit this environment.
+ */
+if (process.env.NODE_EXTRA_CA_CERTS) {
+  process.env.GIT_TUNE_TEST_CA_CERTS = process.env.NODE_EXTRA_CA_CERTS;
+  delete process.env.NODE_EXTRA_CA_CERTS;
+}
+
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],

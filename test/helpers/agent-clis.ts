@@ -55,6 +55,8 @@ export function installCli(cli: RealCli): { bin: string; installMs: number } {
     writeFileSync(path.join(dir, 'package.json'), '{"private":true}\n');
     const r = spawnSync('npm', ['install', '--prefix', dir, '--no-save', '--no-audit', '--no-fund', '--no-package-lock', '--loglevel=error', `${pkg}@${version}`], {
       encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 600_000,
+      // The registry's certificates, which vitest.config.ts keeps from every other process the tests start.
+      env: { ...process.env, ...(process.env.GIT_TUNE_TEST_CA_CERTS ? { NODE_EXTRA_CA_CERTS: process.env.GIT_TUNE_TEST_CA_CERTS } : {}) },
     });
     if (r.status !== 0) throw new Error(`npm install ${pkg}@${version} failed (exit ${r.status}; the real-CLI tests need the npm registry, or GIT_TUNE_SKIP_REAL_CLIS=1):\n${r.stderr}`);
     const v = spawnSync(exe, ['--version'], { encoding: 'utf8' });
