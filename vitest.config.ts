@@ -15,8 +15,10 @@ import { defineConfig } from 'vitest/config';
  * (BENCHMARKS.md: 95 ms against 32 ms). The tests start thousands of Node
  * processes (the CLI, the example agent, its judge and checks) and none of
  * them speaks TLS; the one that does, npm installing the real agent CLIs,
- * gets the variable back (test/helpers/agent-clis.ts). The workers and
- * everything they start inherit this environment.
+ * gets the variable back (test/helpers/agent-clis.ts). The other npm calls
+ * (`npm pack`, and `npm install --offline` of the packed tarball, which has
+ * no dependencies) reach no registry. The workers and everything they start
+ * inherit this environment.
  */
 if (process.env.NODE_EXTRA_CA_CERTS) {
   process.env.GIT_TUNE_TEST_CA_CERTS = process.env.NODE_EXTRA_CA_CERTS;
