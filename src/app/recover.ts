@@ -1,13 +1,12 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { branchName, tagRef } from '../core/names.js';
+import { branchName, runOfStore, tagRef } from '../core/names.js';
 import { writeFileAtomic } from '../git/lockfile.js';
 import { removeDeadGitLocks, tryToolLock } from '../git/lock-owner.js';
 import { deadLedgers, removeDeadTemps } from '../git/temp-files.js';
 import { endOrphanGroups } from '../run/groups.js';
 import type { GitRepo } from '../git/types.js';
 import { localPath, localRoot, LOCKS_DIR, TEMPS_DIR } from '../core/paths.js';
-import { runOfStore } from './repeats.js';
 
 /**
  * A step lands in several writes: objects, the branch (compare-and-swap), run

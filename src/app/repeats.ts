@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Case } from '../contracts/dataset.js';
 import type { CaseRepeat, CaseResult } from '../contracts/result.js';
 import { stuckEntries, viewDifficult } from '../core/difficult.js';
-import { FINAL_RUN } from '../core/names.js';
+import { FINAL_RUN, repeatStoreName, runOfStore } from '../core/names.js';
 import { repeatsDue, type FlipDue } from '../core/noise.js';
 import { localPath } from '../core/paths.js';
 import { spentBeforeRun, type Spent } from '../core/run-due.js';
@@ -22,10 +22,7 @@ import type { Tuning } from './tuning.js';
  */
 
 /** Where repeat `n` of a run is kept while the run is not recorded. */
-export const repeatStore = (tuning: Tuning, run: string, n: number) => new RunStore(tuning.repo.gitdir, tuning.name, `${run}.repeat-${n}`);
-
-/** The run a store folder under `.git/tune/<name>/runs/` belongs to: its own name, or a repeat store's run. */
-export const runOfStore = (folder: string) => folder.replace(/\.repeat-\d+$/, '');
+export const repeatStore = (tuning: Tuning, run: string, n: number) => new RunStore(tuning.repo.gitdir, tuning.name, repeatStoreName(run, n));
 
 /**
  * What the stores of a run not recorded yet hold, first answers and repeats:

@@ -94,4 +94,8 @@ export function parseTagName(tag: string): { tuning: string; run: string } | nul
   return { tuning: m[1]!, run: m[2]! };
 }
 
+/** The store folder (under `.git/tune/<name>/runs/`) of repeat `n` of a run, and the run a store folder belongs to. */
+export const repeatStoreName = (run: string, n: number) => `${run}.repeat-${n}`;
+export const runOfStore = (folder: string) => folder.replace(/\.repeat-\d+$/, '');
+
 export const batchLabel = (batch: number) => `batch${String(batch).padStart(2, '0')}`;
