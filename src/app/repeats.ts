@@ -66,10 +66,10 @@ export function flipsOf(tuning: Tuning, run: string, results: readonly CaseResul
   return repeatsDue(tuning.state, state, now, stuck);
 }
 
-/** A stored repeat as results.json records it: the case's fields without id and rev, and its number. */
-export function asRepeat(result: CaseResult, n: number): CaseRepeat {
+/** A stored repeat as results.json records it: the case's fields without id and rev, its number and its round (2 only when it is). */
+export function asRepeat(result: CaseResult, n: number, round: 1 | 2 = 1): CaseRepeat {
   const { id: _id, rev: _rev, repeats: _repeats, ...rest } = result;
-  return { ...rest, n };
+  return { ...rest, n, ...(round === 2 ? { round } : {}) };
 }
 
 /** The repeats' logs for the logs ref, each under `<case>/repeat-<n>`. */

@@ -8,7 +8,7 @@ import type { Case } from '../contracts/dataset.js';
 import type { CaseResult, MemoryWrite, RunMeta } from '../contracts/result.js';
 import { batchCases, batchNumbered, latestGradedRun } from '../core/fold.js';
 import { parseRunName, tagName, tagRef } from '../core/names.js';
-import { caseOutcome, FLIP_WHY, settled, type FlipDue } from '../core/noise.js';
+import { answersOf, caseOutcome, contradicts, FLIP_WHY, secondRoundAt, settled, type FlipDue } from '../core/noise.js';
 import type { NextStep } from '../core/next.js';
 import { budgetStop, interruptedStop, sandboxStop, type RunStop } from '../core/run-stop.js';
 import { budgetLeft, budgetRefusal, dueRun, spentBeforeRun, unconfirmedEditsRefusal, type DueRun } from '../core/run-due.js';
@@ -436,9 +436,12 @@ interface Repeated {
 }
 
 /**
- * The repeats of a finished first pass: the flips core names (`repeatsDue`), each run
- * `noise.repeats` more times, one round per repeat; a round's cases are kept as they end,
- * so a stopped run resumes its repeats. A VOID run says nothing and is not repeated.
+ * The repeats of a finished first pass (docs/method.md#noise): the flips core names
+ * (`repeatsDue`), each run up to `noise.repeats` more times, one repeat per pass, until
+ * no remaining repeat can change its majority; a flip whose first round still contradicts
+ * its last graded answer is run a second round of as many, which must reproduce it.
+ * A pass's cases are kept as they end, so a stopped run resumes its repeats. A VOID run
+ * says nothing and is not repeated.
  */
 export async function runRepeats(
   tuning: Tuning, name: string, firsts: readonly CaseResult[],
@@ -455,22 +458,27 @@ export async function runRepeats(
   if (due.length > 0) {
     ctx.err(`${name}: re-running ${due.length} case${due.length === 1 ? '' : 's'} up to ${k} time${k === 1 ? '' : 's'} before it decides (${due.map((d) => `${d.id}: ${FLIP_WHY[d.why]}`).join('; ')})\n`);
   }
-  /** The first answers with the repeats stored so far. */
+  /** The first answers with the repeats stored so far (repeat n > k + 1 is of round 2). */
   const withRepeats = () => firsts.map((r) => {
-    const repeats = [...stores].filter(([, s]) => s.has(r.id)).map(([n, s]) => asRepeat(s.get(r.id)!.result, n));
+    const repeats = [...stores].filter(([, s]) => s.has(r.id)).map(([n, s]) => asRepeat(s.get(r.id)!.result, n, n > k + 1 ? 2 : 1));
     return repeats.length > 0 ? { ...r, repeats } : r;
   });
-  for (let n = 2; n <= k + 1; n++) {
-    // A case whose majority no remaining repeat can change stops here (by its checks; the judge, where it decides, is asked at grading).
-    const sofar = new Map(withRepeats().map((r) => [r.id, caseOutcome(r).answers]));
-    const active: FlipDue[] = due.filter((d) => !settled(sofar.get(d.id)!, k + 2 - n));
-    if (active.length === 0) break;
-    const store = repeatStore(tuning, run.store ?? name, n);
-    const stored = await store.load(active.map((d) => d.id));
-    stores.set(n, stored);
-    const todo = repeatTodo(active, stored, run.dataset);
-    if (todo.length > 0) {
-      // Spent before the run, its first answers, and every repeat kept so far (this round's included).
+  /** Runs repeats `from`..`to` of the cases in `flips`, each until its outcome is settled. */
+  const round = async (flips: readonly FlipDue[], from: number, to: number): Promise<Repeated | null> => {
+    for (let n = from; n <= to; n++) {
+      // A case whose majority no remaining repeat can change stops here (by its checks; the judge, where it decides, is asked at grading).
+      const sofar = new Map(withRepeats().map((r) => {
+        const answers = answersOf(r);
+        return [r.id, { verdicts: caseOutcome(r).answers, secondAt: secondRoundAt(answers) ?? (from > k + 1 ? answers.length : undefined) }];
+      }));
+      const active = flips.filter((d) => !settled(sofar.get(d.id)!.verdicts, to + 1 - n, sofar.get(d.id)!.secondAt));
+      if (active.length === 0) break;
+      const store = repeatStore(tuning, run.store ?? name, n);
+      const stored = await store.load(active.map((d) => d.id));
+      stores.set(n, stored);
+      const todo = repeatTodo(active, stored, run.dataset);
+      if (todo.length === 0) continue;
+      // Spent before the run, its first answers, and every repeat kept so far (this pass's included).
       const sofarSpent = usageOf(withRepeats());
       const usedBefore = { tokens: run.before.tokens + sofarSpent.tokens, costUsd: run.before.costUsd + sofarSpent.costUsd };
       const pass = await runCasePool(tuning, { name, cases: todo, preflight: run.preflight, store, stored, usedBefore, total: todo.length, repeat: n }, ctx);
@@ -478,6 +486,16 @@ export async function runRepeats(
       // Stopped: the repeats that ended are spent, so a run-stop commit counts them too.
       if (active.some((d) => !stored.has(d.id))) return { finished: false, results: withRepeats(), stopped: pass.stopped, due: due.length, touched, stores };
     }
+    return null;
+  };
+  const first = await round(due, 2, k + 1);
+  if (first) return first;
+  const outcomes = new Map(withRepeats().map((r) => [r.id, caseOutcome(r).verdict]));
+  const again = due.filter((d) => contradicts(d.why, outcomes.get(d.id)!));
+  if (again.length > 0) {
+    ctx.err(`${name}: re-running ${again.map((d) => d.id).join(', ')} a second round (up to ${k} more): ${again.length === 1 ? 'its' : 'their'} answers still contradict the last graded one\n`);
+    const second = await round(again, k + 2, 2 * k + 1);
+    if (second) return second;
   }
   return { finished: true, results: withRepeats(), stopped: null, due: due.length, touched, stores };
 }

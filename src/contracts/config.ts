@@ -131,7 +131,7 @@ export const configSchema = z
     noise: z
       .strictObject({
         repeats: z.number({ error: 'must be a whole number (repeats of a case whose single answer would decide)' }).int('must be a whole number').min(0, 'must be 0 or more').default(3)
-          .describe('times a case is re-run on the same prose when one answer would decide (a flip, a final-check failure); the majority decides; 0: never (an agent that answers the same every time)'),
+          .describe('times a case is re-run on the same prose when one answer would decide (a flip, a final-check failure); the majority decides, and a majority that contradicts the case\'s last graded answer is re-run as many times again to be reproduced; 0: never (an agent that answers the same every time)'),
       })
       .default({ repeats: 3 })
       .describe('repeats: how a noisy agent is re-run before a decision (docs/method.md#noise)'),

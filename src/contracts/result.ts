@@ -72,8 +72,11 @@ const caseAnswerSchema = z.object({
  * A repeat: the same case run again in the same run, on the same prose and
  * memory, because one answer would have decided something (docs/method.md#noise).
  * The same fields as the case's first answer; `n` counts from 2 (the first answer is 1).
+ * `round` 2: a repeat of the second round, run because the first round's
+ * majority still contradicted the case's last graded answer; it must
+ * reproduce that (absent: round 1).
  */
-export const caseRepeatSchema = caseAnswerSchema.omit({ id: true, rev: true }).extend({ n: z.number().int().min(2) });
+export const caseRepeatSchema = caseAnswerSchema.omit({ id: true, rev: true }).extend({ n: z.number().int().min(2), round: z.literal(2).optional() });
 export type CaseRepeat = z.infer<typeof caseRepeatSchema>;
 
 /** One case of a run: its first answer, and its repeats when there were any (absent = none). */

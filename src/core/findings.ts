@@ -271,7 +271,9 @@ export function draftFindings(input: DraftInput): Draft {
     for (const r of noisy) {
       const o = outcomes.get(r.id)!;
       const h = input.noise?.get(r.id);
-      const here = (r.repeats?.length ?? 0) > 0 ? `answers here ${o.answers.join(', ')}: ${o.rate === null ? 'none graded' : `${o.right}/${o.n} right`}, the majority says ${o.verdict}; ` : '';
+      const second = (r.repeats ?? []).filter((x) => x.round === 2).length;
+      const decides = second > 0 ? `the last ${second}, a second round, say` : 'the majority says';
+      const here = (r.repeats?.length ?? 0) > 0 ? `answers here ${o.answers.join(', ')}: ${o.rate === null ? 'none graded' : `${o.right}/${o.n} right`}, ${decides} ${o.verdict}; ` : '';
       md.push(`- ${r.id}: ${here}on this prose and memory ${h ? noiseLine(h) : 'nothing before'}`);
     }
   }

@@ -11,9 +11,10 @@ import { isVoidRun, type RunState, type TuningState } from './fold.js';
  * cost comparison needs above that spread. Pure.
  */
 
-/** One answer of a case in a run: the first (n = 1) or a repeat (n ≥ 2). */
+/** One answer of a case in a run: the first (n = 1) or a repeat (n ≥ 2), of round 1 or 2. */
 export interface Answer {
   n: number;
+  round: 1 | 2;
   result: CaseResult | CaseRepeat;
 }
 
@@ -24,8 +25,14 @@ export function repeatKey(id: string, n: number): string {
 
 /** The answers of a case in its run, first answer first. */
 export function answersOf(result: CaseResult): Answer[] {
-  return [{ n: 1, result }, ...(result.repeats ?? []).map((r) => ({ n: r.n, result: r }))];
+  return [{ n: 1, round: 1 as const, result }, ...(result.repeats ?? []).map((r): Answer => ({ n: r.n, round: r.round ?? 1, result: r }))];
 }
+
+/** Where the second round begins among a case's answers (undefined: it had none). */
+export const secondRoundAt = (answers: readonly Answer[]): number | undefined => {
+  const at = answers.findIndex((a) => a.round === 2);
+  return at < 0 ? undefined : at;
+};
 
 /** Right, wrong, VOID or ? for one answer, from its checks and its judge verdict (judge.json under `repeatKey`). */
 export function answerVerdict(id: string, answer: Answer, judge: JudgeFile = {}): CaseVerdict {
@@ -33,7 +40,13 @@ export function answerVerdict(id: string, answer: Answer, judge: JudgeFile = {})
 }
 
 export interface Outcome {
-  /** What decides for the case: the majority of its graded answers; a tie goes to the repeats' majority (the first answer is the one that flipped); still tied: wrong. */
+  /**
+   * What decides for the case: the majority of its graded answers of round 1;
+   * a tie goes to the repeats' majority (the first answer is the one that
+   * flipped); still tied: wrong. With a second round, its own majority
+   * decides, and a tie there keeps the case's last graded answer (the
+   * opposite of round 1's, which it had to reproduce).
+   */
   verdict: CaseVerdict;
   /** Each answer's verdict, first answer first. */
   answers: CaseVerdict[];
@@ -53,15 +66,25 @@ export function majority(verdicts: readonly CaseVerdict[]): 'right' | 'wrong' | 
   return right > wrong ? 'right' : wrong > right ? 'wrong' : null;
 }
 
-/** The outcome of verdicts already known, first answer first. */
-export function outcomeOf(answers: readonly CaseVerdict[]): Outcome {
-  const graded = answers.filter((v) => v === 'right' || v === 'wrong');
+/**
+ * The outcome of verdicts already known, first answer first; `secondAt`:
+ * where the second round begins (docs/method.md#noise), if it ran.
+ */
+export function outcomeOf(answers: readonly CaseVerdict[], secondAt?: number): Outcome {
+  const isGraded = (v: CaseVerdict) => v === 'right' || v === 'wrong';
+  const graded = answers.filter(isGraded);
   const right = graded.filter((v) => v === 'right').length;
   const first = answers[0] ?? '?';
+  const one = secondAt === undefined ? answers : answers.slice(0, secondAt);
+  const oneGraded = one.filter(isGraded);
   let verdict: CaseVerdict;
-  if (answers.length <= 1 || first === 'VOID' && graded.length === 0) verdict = first;
-  else if (graded.length === 0) verdict = answers.includes('?') ? '?' : 'VOID';
-  else verdict = majority(graded) ?? majority(answers.slice(1)) ?? 'wrong';
+  if (one.length <= 1 || first === 'VOID' && oneGraded.length === 0) verdict = first;
+  else if (oneGraded.length === 0) verdict = one.includes('?') ? '?' : 'VOID';
+  else verdict = majority(oneGraded) ?? majority(one.slice(1)) ?? 'wrong';
+  if (secondAt !== undefined && (verdict === 'right' || verdict === 'wrong')) {
+    // Round 2 had to reproduce round 1; a tie does not, and the case keeps its last graded answer.
+    verdict = majority(answers.slice(secondAt)) ?? (verdict === 'right' ? 'wrong' : 'right');
+  }
   // A repeat the checks could not decide and no judge graded leaves the case to a person.
   if (answers.length > 1 && answers.slice(1).includes('?') && verdict !== 'VOID') verdict = '?';
   return { verdict, answers: [...answers], n: graded.length, right, rate: graded.length === 0 ? null : right / graded.length, flaky: right > 0 && right < graded.length };
@@ -72,21 +95,33 @@ export function outcomeOf(answers: readonly CaseVerdict[]): Outcome {
  * `remaining` repeats answer: the repeats of that case stop early. An
  * answer that is neither right nor wrong (VOID, ?) settles nothing.
  */
-export function settled(answers: readonly CaseVerdict[], remaining: number): boolean {
+export function settled(answers: readonly CaseVerdict[], remaining: number, secondAt?: number): boolean {
   if (remaining <= 0) return true;
   if (answers.some((v) => v !== 'right' && v !== 'wrong')) return false;
   // The majority counts answers, not their order: try each number of right answers among the remaining.
   const outcomes = new Set<CaseVerdict>();
   for (let right = 0; right <= remaining; right++) {
     const rest: CaseVerdict[] = [...Array<CaseVerdict>(right).fill('right'), ...Array<CaseVerdict>(remaining - right).fill('wrong')];
-    outcomes.add(outcomeOf([...answers, ...rest]).verdict);
+    outcomes.add(outcomeOf([...answers, ...rest], secondAt).verdict);
   }
   return outcomes.size === 1;
 }
 
+/**
+ * Whether a flip's first round still contradicts the case's last graded
+ * answer, so a second round must reproduce it: a case that turned wrong (or
+ * is wrong in the final check) still wrong by round 1's majority, an aimed
+ * case that turned right still right. A case never graded before has no
+ * answer to contradict.
+ */
+export function contradicts(why: FlipDue['why'], verdict: CaseVerdict): boolean {
+  return why === 'turned-wrong' ? verdict === 'wrong' : why === 'turned-right' ? verdict === 'right' : false;
+}
+
 /** A case's majority outcome and right-rate in its run, from its first answer, its repeats and the judge's verdicts on each. */
 export function caseOutcome(result: CaseResult, judge: JudgeFile = {}): Outcome {
-  return outcomeOf(answersOf(result).map((a) => answerVerdict(result.id, a, judge)));
+  const answers = answersOf(result);
+  return outcomeOf(answers.map((a) => answerVerdict(result.id, a, judge)), secondRoundAt(answers));
 }
 
 /** right / graded answers of a case in its run (null: none graded). */
@@ -196,16 +231,20 @@ export interface FlipInput {
   now: ReadonlyMap<string, boolean | null>;
   /** Case id → right or wrong the last time it was graded (the previous run of the batch and half, else its history). */
   before: ReadonlyMap<string, boolean>;
-  /** Cases an edit since the previous run of the batch and half aims at. */
-  aimed: ReadonlySet<string>;
+  /** The aims of each edit since the previous run of the batch and half. */
+  edits: ReadonlyArray<readonly string[]>;
   /** Cases known to slip: the history holds right and wrong answers for them (right-rate between 0 and 1). */
   slips: ReadonlySet<string>;
 }
 
 export interface FlipDue {
   id: string;
-  /** turned-wrong: right the last time, wrong now; new-wrong: wrong now and never graded before, so the editor would get it on one answer; turned-right: an aimed case known to slip. */
-  why: 'turned-wrong' | 'new-wrong' | 'turned-right';
+  /**
+   * turned-wrong: right the last time, wrong now; new-wrong: wrong now and never graded before, so the editor would
+   * get it on one answer; turned-right: an aimed case known to slip; aimed-wrong: wrong before and now, aimed at by an
+   * edit none of whose aims turned right, so its answer alone unconfirms the edit.
+   */
+  why: 'turned-wrong' | 'new-wrong' | 'turned-right' | 'aimed-wrong';
 }
 
 /** How `re-running` names why a case is re-run. */
@@ -213,16 +252,21 @@ export const FLIP_WHY: Record<FlipDue['why'], string> = {
   'turned-wrong': 'turned wrong',
   'new-wrong': 'wrong on its first answer',
   'turned-right': 'turned right, known to slip',
+  'aimed-wrong': 'still wrong after an edit aimed at it',
 };
 
 export function flipsToRepeat(input: FlipInput): FlipDue[] {
+  const aimed = new Set(input.edits.flat());
+  // An edit none of whose aims (wrong before) turned right is unconfirmed on its aims' answers: each is one answer that decides.
+  const hanging = new Set(input.edits.filter((aims) => !aims.some((id) => input.before.get(id) === false && input.now.get(id) === true)).flat());
   const due: FlipDue[] = [];
   for (const [id, right] of input.now) {
     const was = input.before.get(id);
     if (right === null) continue;
     // A wrong answer not established by an earlier one unconfirms an edit or goes to the editor: a slip there reverts a real fix or buys a useless edit.
     if (!right && was !== false) due.push({ id, why: was === undefined ? 'new-wrong' : 'turned-wrong' });
-    else if (was === false && right && input.aimed.has(id) && input.slips.has(id)) due.push({ id, why: 'turned-right' });
+    else if (was === false && right && aimed.has(id) && input.slips.has(id)) due.push({ id, why: 'turned-right' });
+    else if (was === false && !right && hanging.has(id)) due.push({ id, why: 'aimed-wrong' });
   }
   return due;
 }
@@ -236,7 +280,9 @@ const graded = (r: RunState) => r.grade !== null && !isVoidRun(r);
  * (docs/method.md#noise): in a batch run, a wrong answer that no earlier
  * one establishes (the case was right the last time it was graded, or was
  * never graded): it would unconfirm an edit or send the case to the editor
- * on that one answer; and an aimed case turned right that is known to slip.
+ * on that one answer; an aimed case turned right that is known to slip; and
+ * the aims of an edit none of which turned right, still wrong (not stuck):
+ * their answers alone would revert it.
  * In the final check (`run` null: a result set of `final --ci`/`--shard`,
  * which has no run yet), every case the checks say is wrong, but a stuck one:
  * it is reported, not counted, so its repeats would decide nothing.
@@ -260,10 +306,10 @@ export function repeatsDue(state: TuningState, run: RunState | null, now: Readon
   // Within the half, the previous run is what this one is compared with.
   if (prev) for (const id of prev.cases) if (now.has(id)) before.set(id, !prev.grade!.wrong.includes(id));
   const since = state.edits.filter((e) => e.batch === run.batch && e.half === run.half && e.index < run.startIndex && (!prev || e.index > prev.startIndex));
-  const aimed = new Set(since.flatMap((e) => e.aims));
   const flaky = new Set(state.difficult.filter((d) => !d.fixed && d.reason === 'flaky').map((d) => d.id));
   const slips = new Set([...seen].filter(([id, s]) => s.size > 1 || flaky.has(id)).map(([id]) => id));
-  return flipsToRepeat({ now, before, aimed, slips });
+  // A stuck case's answer decides nothing: it is reported, not counted.
+  return flipsToRepeat({ now, before, edits: since.map((e) => e.aims.filter((id) => !stuck.has(id))), slips });
 }
 
 /** The median of a case's answers in its run (first and repeats) for one measure. */

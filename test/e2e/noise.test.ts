@@ -41,7 +41,7 @@ async function noisy(ids: string[], prose: string, script: Record<string, string
 
 const invocations = (repo: TempRepo) => readFileSync(repo.path('.git', 'noisy-state', 'invocations'), 'utf8').trim().split('\n');
 const resultsOf = (repo: TempRepo, run: string) =>
-  JSON.parse(repo.git('show', `HEAD:${TUNE}/runs/${run}/results.json`)) as Array<{ id: string; right: boolean; repeats?: Array<{ n: number; right: boolean; answer: string }> }>;
+  JSON.parse(repo.git('show', `HEAD:${TUNE}/runs/${run}/results.json`)) as Array<{ id: string; right: boolean; repeats?: Array<{ n: number; right: boolean; answer: string; round?: 2 }> }>;
 const findings = (repo: TempRepo, run: string) => repo.git('show', `HEAD:${TUNE}/runs/${run}/findings.md`);
 
 async function runAndGrade(repo: TempRepo): Promise<{ verdict: string; wrong: string[]; reverted: Array<{ edit: string }> }> {
@@ -108,13 +108,51 @@ describe.concurrent('a flip is re-run before it decides (the noisy runner)', { t
     expect(fsckProblems(repo)).toBe('');
   });
 
+  it('three slips in a row are not a verdict: a second round must reproduce the first, and here it does not; show and findings say so', async () => {
+    // b slips on its first answer of run 2 and on both repeats (round 1 says wrong), then is right twice (round 2).
+    const repo = await noisy(['a', 'b'], 'knows b\n', { b: ['-', 'slip', 'slip', 'slip'] });
+    expect((await runAndGrade(repo)).wrong).toEqual(['a']);
+    const fix = await edit(repo, RUN1, 'knows b\nknows a\n', '## Fix a\n\nAims: a');
+    const run = await tuneOk(repo, ['run']);
+    expect(run.stderr).toContain(`${RUN2}: re-running b a second round (up to 3 more): its answers still contradict the last graded one`);
+    const b = resultsOf(repo, RUN2).find((r) => r.id === 'b')!;
+    expect(b.repeats?.map((r) => [r.n, r.right, r.round ?? 1])).toEqual([[2, false, 1], [3, false, 1], [5, true, 2], [6, true, 2]]);
+    const shown = (await tuneOk(repo, ['show', RUN2, 'b'])).stdout;
+    expect(shown).toContain('2/5 right (40%): the second round, which had to reproduce the first, says right');
+    expect(shown).toContain('repeat 5 (round 2): right');
+    await tuneOk(repo, ['grade', '--draft']);
+    expect(readFileSync(repo.path(TUNE, 'runs', RUN2, 'findings.md'), 'utf8')).toContain('- b: answers here wrong, wrong, wrong, right, right: 2/5 right, the last 2, a second round, say right;');
+    const graded = JSON.parse((await tuneOk(repo, ['grade', '--json'])).stdout) as { verdict: string; wrong: string[]; reverted: unknown[] };
+    expect(graded).toMatchObject({ verdict: 'PASSED', wrong: [], reverted: [] });
+    expect(await editStatus(repo)).toEqual([[fix, 'confirmed']]);
+    // 2 + 2 cases, 2 repeats of a's first wrong answer in run 1, 2 + 2 of b's flip.
+    expect(invocations(repo)).toHaveLength(10);
+  });
+
+  it('a real fix whose aimed case slips in the confirming run is not reverted on that one answer: the aim is re-run', async () => {
+    // a is wrong in run 1 (settled by its repeats); the edit fixes it; its first answer in run 2 slips, its repeats are right.
+    const repo = await noisy(['a', 'b'], 'knows b\n', { a: ['-', '-', '-', 'slip'] });
+    expect((await runAndGrade(repo)).wrong).toEqual(['a']);
+    const fix = await edit(repo, RUN1, 'knows b\nknows a\n', '## Fix a\n\nAims: a');
+    const run = await tuneOk(repo, ['run']);
+    expect(run.stderr).toContain('re-running 1 case up to 3 times before it decides (a: still wrong after an edit aimed at it)');
+    expect(resultsOf(repo, RUN2).find((r) => r.id === 'a')!.repeats?.map((r) => r.right)).toEqual([true, true]);
+    await tuneOk(repo, ['grade', '--draft']);
+    const graded = JSON.parse((await tuneOk(repo, ['grade', '--json'])).stdout) as { verdict: string; wrong: string[]; reverted: unknown[] };
+    expect(graded).toMatchObject({ verdict: 'PASSED', wrong: [], reverted: [] });
+    expect(await editStatus(repo)).toEqual([[fix, 'confirmed']]);
+  });
+
   it('a flaky case does not unconfirm the edit that fixed its aim; a useless edit is not confirmed because its aimed case, known to slip, was right once', async () => {
-    // a: right by luck in run 1; in run 2 wrong, then wrong, right, wrong; in run 3 right by luck, then wrong twice (settled).
-    const repo = await noisy(['a', 'b'], '# desk\n', { a: ['luck', '-', '-', 'luck', '-', 'luck', '-', '-', '-'] });
+    // a: right by luck in run 1; in run 2 wrong, then wrong, right, wrong (round 1: wrong, which contradicts run 1), and a
+    // second round right, wrong, wrong that reproduces it; in run 3 right by luck, then wrong twice (settled).
+    const repo = await noisy(['a', 'b'], '# desk\n', { a: ['luck', '-', '-', 'luck', '-', 'luck', '-', '-', 'luck', '-', '-'] });
     expect((await runAndGrade(repo)).wrong).toEqual(['b']);
     const fixB = await edit(repo, RUN1, '# desk\nknows b\n', '## Fix b\n\nAims: b');
     const second = await runAndGrade(repo);
-    expect(resultsOf(repo, RUN2).find((r) => r.id === 'a')!.repeats?.map((r) => r.right)).toEqual([false, true, false]);
+    expect(resultsOf(repo, RUN2).find((r) => r.id === 'a')!.repeats?.map((r) => [r.n, r.right, r.round ?? 1])).toEqual([
+      [2, false, 1], [3, true, 1], [4, false, 1], [5, true, 2], [6, false, 2], [7, false, 2],
+    ]);
     expect(second).toMatchObject({ verdict: 'MIXED', wrong: ['a'], reverted: [] });
     expect(repo.git('log', '-1', '--format=%(trailers:key=Tune-Flaky,valueonly)').trim()).toBe('a');
     expect(await editStatus(repo)).toEqual([[fixB, 'confirmed']]);

@@ -106,8 +106,8 @@ describe('README.md and USAGE.md in every step, log and review', () => {
 
   it('USAGE.md: by model, batch and half, run, and the chart (rewritten by runs only)', () => {
     const usage = repo.git('show', `tune/desk:${DIR}/USAGE.md`);
-    expect(usage).toContain('| test-model | 1,500 | 300 | 0 | 1,800 | $0.1500 |');
-    expect(usage).toContain('| 1 | without memory | 3 | 1,800 | $0.1500 | 30 |');
+    expect(usage).toContain('| test-model | 1,900 | 380 | 0 | 2,280 | $0.1900 |');
+    expect(usage).toContain('| 1 | without memory | 3 | 2,280 | $0.1900 | 38 |');
     expect(checkXyChart(mermaidBlocks(usage)[0]!)).toEqual([]);
     // The grade and revert after the last run left it as that run wrote it.
     const lastRun = repo.git('log', '-1', '--format=%H', '--grep=Tune-Step: run$', 'tune/desk').trim();

@@ -4,7 +4,7 @@ import type { CaseRepeat, CaseResult } from '../../src/contracts/result.js';
 import { draftFindings, type DraftInput } from '../../src/core/findings.js';
 import { foldHistory } from '../../src/core/fold.js';
 import {
-  aboveNoise, caseNoise, caseOutcome, costlyCases, DEFAULT_MARGIN, flipsToRepeat, marginOf, observationsOf, outcomeOf, repeatKey, repeatsDue, rightRate, savedTwiceOf, settled, spreadOf,
+  aboveNoise, caseNoise, caseOutcome, contradicts, costlyCases, DEFAULT_MARGIN, flipsToRepeat, marginOf, observationsOf, outcomeOf, repeatKey, repeatsDue, rightRate, savedTwiceOf, settled, spreadOf,
   type CaseNoise,
 } from '../../src/core/noise.js';
 
@@ -110,8 +110,43 @@ describe('settled: repeats stop once no remaining answer can change the majority
   });
 });
 
+describe('a second round must reproduce what the first round contradicts', () => {
+  it('round 2 decides by its own majority; a tie keeps the last graded answer (the opposite of round 1)', () => {
+    // Three slips in a row: round 1 says wrong; round 2 (from index 3) is right twice.
+    expect(outcomeOf(['wrong', 'wrong', 'wrong'], undefined).verdict).toBe('wrong');
+    expect(outcomeOf(['wrong', 'wrong', 'wrong', 'right', 'right'], 3).verdict).toBe('right');
+    expect(outcomeOf(['wrong', 'wrong', 'wrong', 'wrong', 'wrong'], 3).verdict).toBe('wrong');
+    expect(outcomeOf(['wrong', 'wrong', 'wrong', 'wrong', 'right'], 3).verdict).toBe('right');
+    // A turned-right case right in round 1 must be right again.
+    expect(outcomeOf(['right', 'right', 'right', 'wrong', 'wrong'], 3).verdict).toBe('wrong');
+    // Right-rate and flaky count every answer of both rounds.
+    const o = outcomeOf(['wrong', 'wrong', 'wrong', 'right', 'right'], 3);
+    expect([o.right, o.n, o.flaky]).toEqual([2, 5, true]);
+  });
+  it('settled in round 2 counts round 2 alone', () => {
+    expect(settled(['wrong', 'wrong', 'wrong', 'wrong', 'wrong'], 1, 3)).toBe(true);
+    expect(settled(['wrong', 'wrong', 'wrong', 'right'], 2, 3)).toBe(false);
+    expect(settled(['wrong', 'wrong', 'wrong'], 3, 3)).toBe(false);
+  });
+  it('contradicts: still wrong after turning wrong, still right after an aimed turn; a first answer ever contradicts nothing', () => {
+    expect(contradicts('turned-wrong', 'wrong')).toBe(true);
+    expect(contradicts('turned-wrong', 'right')).toBe(false);
+    expect(contradicts('turned-right', 'right')).toBe(true);
+    expect(contradicts('turned-right', 'wrong')).toBe(false);
+    expect(contradicts('new-wrong', 'wrong')).toBe(false);
+  });
+  it('caseOutcome reads the round from results.json', () => {
+    const r = { ...result('a', false), repeats: [
+      { ...result('a', false), n: 2 }, { ...result('a', false), n: 3 },
+      { ...result('a', true), n: 5, round: 2 as const }, { ...result('a', true), n: 6, round: 2 as const },
+    ].map(({ id: _i, rev: _r, ...x }) => x) };
+    expect(caseOutcome(r).verdict).toBe('right');
+    expect(caseOutcome({ ...r, repeats: r.repeats.slice(0, 2) }).verdict).toBe('wrong');
+  });
+});
+
 describe('flipsToRepeat: which answers decide something', () => {
-  const base = { aimed: new Set<string>(), slips: new Set<string>() };
+  const base = { edits: [] as string[][], slips: new Set<string>() };
   it('right before, wrong now: the wrong answer would unconfirm an edit or go to the editor; wrong before and now is established', () => {
     const now = new Map<string, boolean | null>([['a', false], ['b', false], ['c', true]]);
     const before = new Map([['a', true], ['b', false], ['c', true]]);
@@ -120,12 +155,19 @@ describe('flipsToRepeat: which answers decide something', () => {
   it('an aimed case turned right, only when it is known to slip', () => {
     const now = new Map<string, boolean | null>([['a', true]]);
     const before = new Map([['a', false]]);
-    expect(flipsToRepeat({ ...base, now, before, aimed: new Set(['a']) })).toEqual([]);
-    expect(flipsToRepeat({ ...base, now, before, aimed: new Set(['a']), slips: new Set(['a']) })).toEqual([{ id: 'a', why: 'turned-right' }]);
+    expect(flipsToRepeat({ ...base, now, before, edits: [['a']] })).toEqual([]);
+    expect(flipsToRepeat({ ...base, now, before, edits: [['a']], slips: new Set(['a']) })).toEqual([{ id: 'a', why: 'turned-right' }]);
   });
   it('a case wrong on its first answer ever, before the editor gets it; one seen wrong before is not re-run', () => {
     const now = new Map<string, boolean | null>([['new', false], ['known', false], ['fine', true]]);
     expect(flipsToRepeat({ ...base, now, before: new Map([['known', false]]) })).toEqual([{ id: 'new', why: 'new-wrong' }]);
+  });
+  it('an edit none of whose aims turned right hangs on their answers: each still wrong is re-run; an edit that fixed one of its aims is not', () => {
+    const now = new Map<string, boolean | null>([['a', false], ['b', false], ['c', true], ['d', false]]);
+    const before = new Map([['a', false], ['b', false], ['c', false], ['d', false]]);
+    expect(flipsToRepeat({ ...base, now, before, edits: [['a', 'b']] })).toEqual([{ id: 'a', why: 'aimed-wrong' }, { id: 'b', why: 'aimed-wrong' }]);
+    expect(flipsToRepeat({ ...base, now, before, edits: [['a', 'c']] })).toEqual([]);
+    expect(flipsToRepeat({ ...base, now, before, edits: [['a', 'c'], ['d']] })).toEqual([{ id: 'd', why: 'aimed-wrong' }]);
   });
   it('a case the checks cannot grade is left to grading', () => {
     expect(flipsToRepeat({ ...base, now: new Map([['a', null]]), before: new Map([['a', true]]) })).toEqual([]);

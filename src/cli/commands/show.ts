@@ -33,8 +33,8 @@ async function run(io: CommandIO, runName: string, caseId: string | undefined, o
     if (!r.repeats?.length) return [];
     const o = caseOutcome(r, judge);
     return [
-      `repeats: re-run ${r.repeats.length} time${r.repeats.length === 1 ? '' : 's'} on the same prose; ${o.right}/${o.n} right${o.rate === null ? '' : ` (${Math.round(o.rate * 100)}%)`}: the majority says ${o.verdict}${o.flaky ? ' (flaky: the answers disagree)' : ''}`,
-      ...answersOf(r).slice(1).map((a) => `  repeat ${a.n}: ${answerVerdict(r.id, a, judge)}, tokens ${a.result.tokens}, llm calls ${a.result.llmCalls}; answer: ${typeof a.result.answer === 'string' ? a.result.answer : JSON.stringify(a.result.answer)}`),
+      `repeats: re-run ${r.repeats.length} time${r.repeats.length === 1 ? '' : 's'} on the same prose; ${o.right}/${o.n} right${o.rate === null ? '' : ` (${Math.round(o.rate * 100)}%)`}: ${r.repeats.some((x) => x.round === 2) ? 'the second round, which had to reproduce the first, says' : 'the majority says'} ${o.verdict}${o.flaky ? ' (flaky: the answers disagree)' : ''}`,
+      ...answersOf(r).slice(1).map((a) => `  repeat ${a.n}${a.round === 2 ? ' (round 2)' : ''}: ${answerVerdict(r.id, a, judge)}, tokens ${a.result.tokens}, llm calls ${a.result.llmCalls}; answer: ${typeof a.result.answer === 'string' ? a.result.answer : JSON.stringify(a.result.answer)}`),
     ];
   };
   const tuning = await openTuning(io.cwd, opts.tuning);
