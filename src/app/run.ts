@@ -8,7 +8,7 @@ import type { Case } from '../contracts/dataset.js';
 import type { CaseResult, MemoryWrite, RunMeta } from '../contracts/result.js';
 import { batchCases, batchNumbered, latestGradedRun } from '../core/fold.js';
 import { parseRunName, tagName, tagRef } from '../core/names.js';
-import { answersOf, caseOutcome, contradicts, FLIP_WHY, secondRoundAt, settled, type FlipDue } from '../core/noise.js';
+import { answersOf, caseOutcome, FLIP_WHY, secondRoundDue, settled, type FlipDue } from '../core/noise.js';
 import type { NextStep } from '../core/next.js';
 import { budgetStop, interruptedStop, sandboxStop, type RunStop } from '../core/run-stop.js';
 import { budgetLeft, budgetRefusal, dueRun, spentBeforeRun, unconfirmedEditsRefusal, type DueRun } from '../core/run-due.js';
@@ -467,10 +467,10 @@ export async function runRepeats(
   const round = async (flips: readonly FlipDue[], from: number, to: number): Promise<Repeated | null> => {
     for (let n = from; n <= to; n++) {
       // A case whose majority no remaining repeat can change stops here (by its checks; the judge, where it decides, is asked at grading).
-      const sofar = new Map(withRepeats().map((r) => {
-        const answers = answersOf(r);
-        return [r.id, { verdicts: caseOutcome(r).answers, secondAt: secondRoundAt(answers) ?? (from > k + 1 ? answers.length : undefined) }];
-      }));
+      // In round 2, that round begins after each case's answers of round 1.
+      const sofar = new Map(withRepeats().map((r) => [r.id, {
+        verdicts: caseOutcome(r).answers, secondAt: from > k + 1 ? answersOf(r).filter((a) => a.round === 1).length : undefined,
+      }]));
       const active = flips.filter((d) => !settled(sofar.get(d.id)!.verdicts, to + 1 - n, sofar.get(d.id)!.secondAt));
       if (active.length === 0) break;
       const store = repeatStore(tuning, run.store ?? name, n);
@@ -490,8 +490,7 @@ export async function runRepeats(
   };
   const first = await round(due, 2, k + 1);
   if (first) return first;
-  const outcomes = new Map(withRepeats().map((r) => [r.id, caseOutcome(r).verdict]));
-  const again = due.filter((d) => contradicts(d.why, outcomes.get(d.id)!));
+  const again = secondRoundDue(due, withRepeats());
   if (again.length > 0) {
     ctx.err(`${name}: re-running ${again.map((d) => d.id).join(', ')} a second round (up to ${k} more): ${again.length === 1 ? 'its' : 'their'} answers still contradict the last graded one\n`);
     const second = await round(again, k + 2, 2 * k + 1);

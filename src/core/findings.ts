@@ -3,7 +3,7 @@ import type { CaseResult } from '../contracts/result.js';
 import type { DifficultReason } from '../contracts/files.js';
 import { asksOf, disagreement } from './judge-majority.js';
 import { median } from './report.js';
-import { caseOutcome, costlyCases, memoryCost, noiseLine, savedTwiceOf, type CaseNoise, type Outcome } from './noise.js';
+import { caseOutcome, costlyCases, decidedBy, memoryCost, noiseLine, savedTwiceOf, type CaseNoise, type Outcome } from './noise.js';
 import { judgeHeldOut, renderSideBySide, scoreOf, sideBySide, type HeldOutInput, type HeldOutJudgement } from './held-out.js';
 import { VERDICTS, type DifficultChange, type Score, type Verdict } from './steps.js';
 import { finalLine, finalRule, rateCell, type FinalCase, type FinalRule } from './final-rate.js';
@@ -271,9 +271,7 @@ export function draftFindings(input: DraftInput): Draft {
     for (const r of noisy) {
       const o = outcomes.get(r.id)!;
       const h = input.noise?.get(r.id);
-      const second = (r.repeats ?? []).filter((x) => x.round === 2).length;
-      const decides = second > 0 ? `the last ${second}, a second round, say` : 'the majority says';
-      const here = (r.repeats?.length ?? 0) > 0 ? `answers here ${o.answers.join(', ')}: ${o.rate === null ? 'none graded' : `${o.right}/${o.n} right`}, ${decides} ${o.verdict}; ` : '';
+      const here = (r.repeats?.length ?? 0) > 0 ? `answers here ${o.answers.join(', ')}: ${o.rate === null ? 'none graded' : `${o.right}/${o.n} right`}, ${decidedBy(r)} ${o.verdict}; ` : '';
       md.push(`- ${r.id}: ${here}on this prose and memory ${h ? noiseLine(h) : 'nothing before'}`);
     }
   }

@@ -3,6 +3,7 @@ import type { CaseRepeat, CaseResult } from '../contracts/result.js';
 // findings.ts reads the outcomes of this module too; the cycle holds functions only, used at call time.
 import { caseVerdict, type CaseVerdict } from './findings.js';
 import { isVoidRun, type RunState, type TuningState } from './fold.js';
+import { fixesAnAim } from './tuning-state.js';
 
 /**
  * Noise (docs/method.md#noise): a case's answers (its first answer and the
@@ -29,7 +30,7 @@ export function answersOf(result: CaseResult): Answer[] {
 }
 
 /** Where the second round begins among a case's answers (undefined: it had none). */
-export const secondRoundAt = (answers: readonly Answer[]): number | undefined => {
+const secondRoundAt = (answers: readonly Answer[]): number | undefined => {
   const at = answers.findIndex((a) => a.round === 2);
   return at < 0 ? undefined : at;
 };
@@ -116,6 +117,18 @@ export function settled(answers: readonly CaseVerdict[], remaining: number, seco
  */
 export function contradicts(why: FlipDue['why'], verdict: CaseVerdict): boolean {
   return why === 'turned-wrong' ? verdict === 'wrong' : why === 'turned-right' ? verdict === 'right' : false;
+}
+
+/** The flips whose first round (stored in `results`) still contradicts their last graded answer: they run a second round. */
+export function secondRoundDue(due: readonly FlipDue[], results: readonly CaseResult[]): FlipDue[] {
+  const byId = new Map(results.map((r) => [r.id, r]));
+  return due.filter((d) => byId.has(d.id) && contradicts(d.why, caseOutcome(byId.get(d.id)!).verdict));
+}
+
+/** What decided a case re-run in its run, as `show` and the findings say it: its majority, or its second round. */
+export function decidedBy(result: CaseResult): string {
+  const second = (result.repeats ?? []).filter((x) => x.round === 2).length;
+  return second > 0 ? `the second round (its last ${second}), which had to reproduce the first, says` : 'the majority says';
 }
 
 /** A case's majority outcome and right-rate in its run, from its first answer, its repeats and the judge's verdicts on each. */
@@ -231,8 +244,10 @@ export interface FlipInput {
   now: ReadonlyMap<string, boolean | null>;
   /** Case id → right or wrong the last time it was graded (the previous run of the batch and half, else its history). */
   before: ReadonlyMap<string, boolean>;
-  /** The aims of each edit since the previous run of the batch and half. */
-  edits: ReadonlyArray<readonly string[]>;
+  /** Cases an edit since the previous run of the batch and half aims at. */
+  aimed: ReadonlySet<string>;
+  /** The aims of those edits none of whose aims turned right (`fixesAnAim`): their answers alone would revert the edit. */
+  hanging: ReadonlySet<string>;
   /** Cases known to slip: the history holds right and wrong answers for them (right-rate between 0 and 1). */
   slips: ReadonlySet<string>;
 }
@@ -256,17 +271,14 @@ export const FLIP_WHY: Record<FlipDue['why'], string> = {
 };
 
 export function flipsToRepeat(input: FlipInput): FlipDue[] {
-  const aimed = new Set(input.edits.flat());
-  // An edit none of whose aims (wrong before) turned right is unconfirmed on its aims' answers: each is one answer that decides.
-  const hanging = new Set(input.edits.filter((aims) => !aims.some((id) => input.before.get(id) === false && input.now.get(id) === true)).flat());
   const due: FlipDue[] = [];
   for (const [id, right] of input.now) {
     const was = input.before.get(id);
     if (right === null) continue;
     // A wrong answer not established by an earlier one unconfirms an edit or goes to the editor: a slip there reverts a real fix or buys a useless edit.
     if (!right && was !== false) due.push({ id, why: was === undefined ? 'new-wrong' : 'turned-wrong' });
-    else if (was === false && right && aimed.has(id) && input.slips.has(id)) due.push({ id, why: 'turned-right' });
-    else if (was === false && !right && hanging.has(id)) due.push({ id, why: 'aimed-wrong' });
+    else if (was === false && right && input.aimed.has(id) && input.slips.has(id)) due.push({ id, why: 'turned-right' });
+    else if (was === false && !right && input.hanging.has(id)) due.push({ id, why: 'aimed-wrong' });
   }
   return due;
 }
@@ -308,8 +320,11 @@ export function repeatsDue(state: TuningState, run: RunState | null, now: Readon
   const since = state.edits.filter((e) => e.batch === run.batch && e.half === run.half && e.index < run.startIndex && (!prev || e.index > prev.startIndex));
   const flaky = new Set(state.difficult.filter((d) => !d.fixed && d.reason === 'flaky').map((d) => d.id));
   const slips = new Set([...seen].filter(([id, s]) => s.size > 1 || flaky.has(id)).map(([id]) => id));
-  // A stuck case's answer decides nothing: it is reported, not counted.
-  return flipsToRepeat({ now, before, edits: since.map((e) => e.aims.filter((id) => !stuck.has(id))), slips });
+  const aimed = new Set(since.flatMap((e) => e.aims));
+  // The confirmation rule's own test, on the answers so far; a stuck case's answer decides nothing (reported, not counted).
+  const wrongNow = [...now].filter(([, right]) => right === false).map(([id]) => id);
+  const hanging = new Set(since.filter((e) => !fixesAnAim(state, e, run, wrongNow, null)).flatMap((e) => e.aims).filter((id) => !stuck.has(id)));
+  return flipsToRepeat({ now, before, aimed, hanging, slips });
 }
 
 /** The median of a case's answers in its run (first and repeats) for one measure. */

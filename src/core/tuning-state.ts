@@ -222,16 +222,26 @@ export function confirmsEdit(
 ): boolean {
   const before = state.runs.get(edit.run);
   const nowWrong = new Set(wrong);
-  const wasWrong = new Set(before?.grade?.wrong ?? []);
   const wasRight = before ? rightCases(before) : [];
-  const halfShort = before !== undefined && verdict === 'PASSED' && shortOfHalf(edit.half, before.grade?.verdict);
-  const turnedRight = (id: string) =>
-    run.cases.includes(id) && !nowWrong.has(id) && (wasWrong.has(id) || (halfShort && before!.cases.includes(id)));
-  const fixedOne = edit.aims.some(turnedRight);
+  const fixedOne = fixesAnAim(state, edit, run, wrong, verdict);
   // A flaky case (its answers disagree on the same prose) does not unconfirm an edit that fixed what it aimed at (docs/method.md#noise).
   const noisy = new Set(fixedOne ? flaky : []);
   const brokeOne = wasRight.some((id) => nowWrong.has(id) && !noisy.has(id));
   return fixedOne && !brokeOne;
+}
+
+/**
+ * The first half of confirming an edit: `run` (its cases `wrong`) turned one
+ * of the edit's aims right (wrong in the run the edit answered, or, on a
+ * PASSED verdict of a half that fell short, in that run at all). Until
+ * one does, the aims' answers alone decide the edit (docs/method.md#noise).
+ */
+export function fixesAnAim(state: TuningState, edit: EditState, run: RunState, wrong: readonly string[], verdict: Verdict | null): boolean {
+  const before = state.runs.get(edit.run);
+  const nowWrong = new Set(wrong);
+  const wasWrong = new Set(before?.grade?.wrong ?? []);
+  const halfShort = before !== undefined && verdict === 'PASSED' && shortOfHalf(edit.half, before.grade?.verdict);
+  return edit.aims.some((id) => run.cases.includes(id) && !nowWrong.has(id) && (wasWrong.has(id) || (halfShort && before!.cases.includes(id))));
 }
 
 /**

@@ -118,10 +118,10 @@ describe.concurrent('a flip is re-run before it decides (the noisy runner)', { t
     const b = resultsOf(repo, RUN2).find((r) => r.id === 'b')!;
     expect(b.repeats?.map((r) => [r.n, r.right, r.round ?? 1])).toEqual([[2, false, 1], [3, false, 1], [5, true, 2], [6, true, 2]]);
     const shown = (await tuneOk(repo, ['show', RUN2, 'b'])).stdout;
-    expect(shown).toContain('2/5 right (40%): the second round, which had to reproduce the first, says right');
+    expect(shown).toContain('2/5 right (40%): the second round (its last 2), which had to reproduce the first, says right');
     expect(shown).toContain('repeat 5 (round 2): right');
     await tuneOk(repo, ['grade', '--draft']);
-    expect(readFileSync(repo.path(TUNE, 'runs', RUN2, 'findings.md'), 'utf8')).toContain('- b: answers here wrong, wrong, wrong, right, right: 2/5 right, the last 2, a second round, say right;');
+    expect(readFileSync(repo.path(TUNE, 'runs', RUN2, 'findings.md'), 'utf8')).toContain('- b: answers here wrong, wrong, wrong, right, right: 2/5 right, the second round (its last 2), which had to reproduce the first, says right;');
     const graded = JSON.parse((await tuneOk(repo, ['grade', '--json'])).stdout) as { verdict: string; wrong: string[]; reverted: unknown[] };
     expect(graded).toMatchObject({ verdict: 'PASSED', wrong: [], reverted: [] });
     expect(await editStatus(repo)).toEqual([[fix, 'confirmed']]);

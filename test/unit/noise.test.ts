@@ -146,7 +146,7 @@ describe('a second round must reproduce what the first round contradicts', () =>
 });
 
 describe('flipsToRepeat: which answers decide something', () => {
-  const base = { edits: [] as string[][], slips: new Set<string>() };
+  const base = { aimed: new Set<string>(), hanging: new Set<string>(), slips: new Set<string>() };
   it('right before, wrong now: the wrong answer would unconfirm an edit or go to the editor; wrong before and now is established', () => {
     const now = new Map<string, boolean | null>([['a', false], ['b', false], ['c', true]]);
     const before = new Map([['a', true], ['b', false], ['c', true]]);
@@ -155,19 +155,18 @@ describe('flipsToRepeat: which answers decide something', () => {
   it('an aimed case turned right, only when it is known to slip', () => {
     const now = new Map<string, boolean | null>([['a', true]]);
     const before = new Map([['a', false]]);
-    expect(flipsToRepeat({ ...base, now, before, edits: [['a']] })).toEqual([]);
-    expect(flipsToRepeat({ ...base, now, before, edits: [['a']], slips: new Set(['a']) })).toEqual([{ id: 'a', why: 'turned-right' }]);
+    expect(flipsToRepeat({ ...base, now, before, aimed: new Set(['a']) })).toEqual([]);
+    expect(flipsToRepeat({ ...base, now, before, aimed: new Set(['a']), slips: new Set(['a']) })).toEqual([{ id: 'a', why: 'turned-right' }]);
   });
   it('a case wrong on its first answer ever, before the editor gets it; one seen wrong before is not re-run', () => {
     const now = new Map<string, boolean | null>([['new', false], ['known', false], ['fine', true]]);
     expect(flipsToRepeat({ ...base, now, before: new Map([['known', false]]) })).toEqual([{ id: 'new', why: 'new-wrong' }]);
   });
-  it('an edit none of whose aims turned right hangs on their answers: each still wrong is re-run; an edit that fixed one of its aims is not', () => {
-    const now = new Map<string, boolean | null>([['a', false], ['b', false], ['c', true], ['d', false]]);
-    const before = new Map([['a', false], ['b', false], ['c', false], ['d', false]]);
-    expect(flipsToRepeat({ ...base, now, before, edits: [['a', 'b']] })).toEqual([{ id: 'a', why: 'aimed-wrong' }, { id: 'b', why: 'aimed-wrong' }]);
-    expect(flipsToRepeat({ ...base, now, before, edits: [['a', 'c']] })).toEqual([]);
-    expect(flipsToRepeat({ ...base, now, before, edits: [['a', 'c'], ['d']] })).toEqual([{ id: 'd', why: 'aimed-wrong' }]);
+  it('the aims of an edit that fixed none of them hang on their answers: each still wrong is re-run', () => {
+    const now = new Map<string, boolean | null>([['a', false], ['b', false], ['c', true]]);
+    const before = new Map([['a', false], ['b', false], ['c', false]]);
+    expect(flipsToRepeat({ ...base, now, before, aimed: new Set(['a', 'b', 'c']), hanging: new Set(['a']) })).toEqual([{ id: 'a', why: 'aimed-wrong' }]);
+    expect(flipsToRepeat({ ...base, now, before, aimed: new Set(['a', 'b', 'c']) })).toEqual([]);
   });
   it('a case the checks cannot grade is left to grading', () => {
     expect(flipsToRepeat({ ...base, now: new Map([['a', null]]), before: new Map([['a', true]]) })).toEqual([]);

@@ -25,7 +25,7 @@ export interface ShowOptions {
 }
 
 async function run(io: CommandIO, runName: string, caseId: string | undefined, opts: ShowOptions): Promise<void> {
-  const [{ readRunResults, readRunJudge, requireRun }, { openTuning }, { caseRows, renderCaseTable, rightText }, { readCaseLog, readKeptFiles, readKeptFilesIn }, { RunStore }, { keptWorkspaceDir }, { caseOutcome, answersOf, answerVerdict }] = await Promise.all([
+  const [{ readRunResults, readRunJudge, requireRun }, { openTuning }, { caseRows, renderCaseTable, rightText }, { readCaseLog, readKeptFiles, readKeptFilesIn }, { RunStore }, { keptWorkspaceDir }, { caseOutcome, answersOf, answerVerdict, decidedBy }] = await Promise.all([
     import('../../app/results.js'), import('../../app/tuning.js'), import('../../core/report.js'), import('../../run/logs.js'), import('../../run/store.js'), import('../../run/case.js'), import('../../core/noise.js'),
   ]);
   /** A case's repeats (docs/method.md#noise): the majority and each answer. */
@@ -33,7 +33,7 @@ async function run(io: CommandIO, runName: string, caseId: string | undefined, o
     if (!r.repeats?.length) return [];
     const o = caseOutcome(r, judge);
     return [
-      `repeats: re-run ${r.repeats.length} time${r.repeats.length === 1 ? '' : 's'} on the same prose; ${o.right}/${o.n} right${o.rate === null ? '' : ` (${Math.round(o.rate * 100)}%)`}: ${r.repeats.some((x) => x.round === 2) ? 'the second round, which had to reproduce the first, says' : 'the majority says'} ${o.verdict}${o.flaky ? ' (flaky: the answers disagree)' : ''}`,
+      `repeats: re-run ${r.repeats.length} time${r.repeats.length === 1 ? '' : 's'} on the same prose; ${o.right}/${o.n} right${o.rate === null ? '' : ` (${Math.round(o.rate * 100)}%)`}: ${decidedBy(r)} ${o.verdict}${o.flaky ? ' (flaky: the answers disagree)' : ''}`,
       ...answersOf(r).slice(1).map((a) => `  repeat ${a.n}${a.round === 2 ? ' (round 2)' : ''}: ${answerVerdict(r.id, a, judge)}, tokens ${a.result.tokens}, llm calls ${a.result.llmCalls}; answer: ${typeof a.result.answer === 'string' ? a.result.answer : JSON.stringify(a.result.answer)}`),
     ];
   };
