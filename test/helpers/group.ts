@@ -68,12 +68,49 @@ export function cmdline(pid: number): string {
   }
 }
 
+/** A process group as git-tune records it: its pgid and its leader's start time (/proc/<pid>/stat field 22). */
+export interface Group {
+  pgid: number;
+  start: string | null;
+}
+
+function leaderStart(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Whether the very group `g` still runs. pids wrap (pid_max is 32,768 on CI
+ * machines, and a test run starts tens of thousands of processes): once the
+ * group is gone its pgid may lead another group, which has another start
+ * time. A pid is never reused while its group lives, so a leader with another
+ * start time means `g` is gone; a leader gone with members left means it runs.
+ */
+export function sameGroupAlive(g: Group): boolean {
+  const now = leaderStart(g.pgid);
+  if (now !== null && g.start !== null && now !== g.start) return false;
+  return groupAlive(g.pgid);
+}
+
 /** The process groups git-tune recorded as running for `tuning` (runners, judge, editor), with their command lines. */
-export function recordedGroups(at: At, tuning: string): Array<{ pgid: number; command: string }> {
+export function recordedGroups(at: At, tuning: string): Array<Group & { command: string }> {
   const dir = path.join(at.dir, '.git', 'tune', tuning, 'groups');
   if (!existsSync(dir)) return [];
-  return readdirSync(dir).filter((n) => n.endsWith('.json')).map((n) => Number(n.slice(0, -5)))
-    .filter((pgid) => groupAlive(pgid)).map((pgid) => ({ pgid, command: cmdline(pgid) }));
+  return readdirSync(dir).filter((n) => n.endsWith('.json')).flatMap((n) => {
+    const pgid = Number(n.slice(0, -5));
+    let start: string | null = null;
+    try {
+      start = (JSON.parse(readFileSync(path.join(dir, n), 'utf8')) as { start?: string | null }).start ?? null;
+    } catch {
+      start = leaderStart(pgid); // cut short as it was written: the leader is the one running now
+    }
+    const g = { pgid, start };
+    return sameGroupAlive(g) ? [{ ...g, command: cmdline(pgid) }] : [];
+  });
 }
 
 /** Every live process whose environment says it works for the repository at `dir` (TUNE_ROOT), but for `except`'s group. */

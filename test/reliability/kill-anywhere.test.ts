@@ -2,7 +2,7 @@ import { cpSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT, tuneAsync, tuneOk } from '../helpers/cli.js';
-import { groupAlive, processesFor, recordedGroups, signalGroup, sleep, startGroup } from '../helpers/group.js';
+import { processesFor, recordedGroups, sameGroupAlive, signalGroup, sleep, startGroup, type Group } from '../helpers/group.js';
 import { fsckProblems, TempRepo } from '../helpers/repo.js';
 import { exampleRepo, stepCommits, templateAsync, yamlCases } from '../helpers/tuning.js';
 import { seededRandom } from '../helpers/random.js';
@@ -73,7 +73,7 @@ function phaseOf(groups: Array<{ command: string }>, marks: string[]): string {
 interface Trajectory {
   kills: number;
   phases: string[];
-  orphans: number[];
+  orphans: Group[];
 }
 
 /** Thrown by a trajectory that stopped because another one failed (that failure is the one reported). */
@@ -90,7 +90,7 @@ async function trajectory(agent: keyof typeof AGENTS, seed: number, kills: numbe
   cleanup.push(() => rmSync(marks, { force: true }), () => rmSync(pause, { force: true }));
   // Stopped early, no next auto ends the killed one's runners (own groups): they are ended here, before their folder goes.
   const abandon = () => {
-    for (const pgid of out.orphans) signalGroup(pgid, 'SIGKILL');
+    for (const g of out.orphans) if (sameGroupAlive(g)) signalGroup(g.pgid, 'SIGKILL');
     return new Abandoned();
   };
   for (let k = 0; k < kills; k++) {
@@ -123,14 +123,14 @@ async function trajectory(agent: keyof typeof AGENTS, seed: number, kills: numbe
     await auto.done;
     out.kills++;
     out.phases.push(phaseOf(groups, existsSync(marks) ? readFileSync(marks, 'utf8').trim().split('\n').filter(Boolean) : []));
-    out.orphans.push(...groups.map((g) => g.pgid));
+    out.orphans.push(...groups.map(({ pgid, start }) => ({ pgid, start })));
   }
   // The last auto, never killed: it carries on from whatever the kills left, to done.
   if (abandoned()) throw abandon();
   const r = await tuneAsync(repo, ['auto', '--plain']);
   expect(r.code, `${agent} #${seed}: ${r.stderr.slice(-3000)}`).toBe(0);
   expect(r.stdout).toMatch(/: done: /);
-  for (const pgid of out.orphans) expect(groupAlive(pgid), `orphan group ${pgid}`).toBe(false);
+  for (const g of out.orphans) expect(sameGroupAlive(g), `orphan group ${g.pgid}`).toBe(false);
   expect(processesFor(repo.dir)).toEqual([]);
   const steps = stepCommits(repo, `tune/${tuning}`);
   const runs = steps.filter((s) => s.step === 'run').map((s) => s.run);

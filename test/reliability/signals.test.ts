@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tuneAsync, type CliResult } from '../helpers/cli.js';
-import { groupAlive, processesFor, recordedGroups, signalGroup, sleep, startGroup, waitUntil } from '../helpers/group.js';
+import { processesFor, sameGroupAlive, recordedGroups, signalGroup, sleep, startGroup, waitUntil } from '../helpers/group.js';
 import { fsckProblems, type TempRepo } from '../helpers/repo.js';
 import { exampleRepo, stepCommits } from '../helpers/tuning.js';
 
@@ -74,14 +74,14 @@ describe.concurrent('Ctrl-C and kills, as a terminal sends them', () => {
     const repo = newRepo();
     const auto = startGroup(repo, ['auto', '--plain'], { EXAMPLE_DELAY_MS: '60000' });
     await waitUntil(() => runners(repo).length === 2, 60_000, 'two runners');
-    const pgids = runners(repo).map((g) => g.pgid);
+    const groups = runners(repo);
     signalGroup(auto.pgid, 'SIGINT');
     await sleep(200);
     signalGroup(auto.pgid, 'SIGINT');
     const r = await auto.done;
     expect(r.code, r.stderr).toBe(130);
     expect(r.stderr).not.toMatch(/out of memory|VOID/);
-    for (const pgid of pgids) expect(groupAlive(pgid)).toBe(false);
+    for (const g of groups) expect(sameGroupAlive(g)).toBe(false);
     expect(caseFiles(repo)).toEqual([]); // killed on request: nothing kept
     const next = await tuneAsync(repo, ['next', '--json']);
     expect(JSON.parse(next.stdout).kind, next.stdout).toBe('resume');
@@ -159,14 +159,14 @@ describe.concurrent('Ctrl-C and kills, as a terminal sends them', () => {
     const repo = newRepo();
     const auto = startGroup(repo, ['auto', '--plain'], { EXAMPLE_DELAY_MS: '60000' });
     await waitUntil(() => runners(repo).length === 2, 60_000, 'two runners');
-    const orphans = runners(repo).map((g) => g.pgid);
+    const orphans = runners(repo);
     signalGroup(auto.pgid, 'SIGKILL');
     await auto.done;
     await sleep(100);
-    for (const pgid of orphans) expect(groupAlive(pgid)).toBe(true); // not in the killed group: still running
+    for (const g of orphans) expect(sameGroupAlive(g)).toBe(true); // not in the killed group: still running
     const next = startGroup(repo, ['auto', '--plain']);
     // Ended at the next auto's start (they would run a minute on their own).
-    await waitUntil(() => orphans.every((pgid) => !groupAlive(pgid)), 15_000, 'the orphaned runners to be ended');
+    await waitUntil(() => orphans.every((g) => !sameGroupAlive(g)), 15_000, 'the orphaned runners to be ended');
     const r = await next.done;
     expect(r.code, r.stderr).toBe(0);
     expect(processesFor(repo.dir)).toEqual([]);
