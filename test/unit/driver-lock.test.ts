@@ -45,12 +45,13 @@ describe('the driver lock', () => {
     fresh();
     driveAs(live, null, 3);
     const started = Date.now();
+    // Each attempt's refusal is caught as it starts (all three run at once): one that fails first is no unhandled rejection.
     for (const attempt of [
-      refuseWhileDriven(gitdir, 'desk', false),
-      withToolLock(gitdir, 'desk', 'git tune grade', async () => 'wrote'),
-      withDriverLock(gitdir, ['desk'], 'git tune auto', async () => 'drove', false),
+      refusal(refuseWhileDriven(gitdir, 'desk', false)),
+      refusal(withToolLock(gitdir, 'desk', 'git tune grade', async () => 'wrote')),
+      refusal(withDriverLock(gitdir, ['desk'], 'git tune auto', async () => 'drove', false)),
     ]) {
-      const err = await refusal(attempt);
+      const err = await attempt;
       expect(err.code).toBe('driver-running');
       expect(err.exitCode).toBe(4);
       expect(err.message).toBe(`auto is already driving tuning desk: git tune auto (pid ${live}, for 3 min) writes its steps until it ends`);
