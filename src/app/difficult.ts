@@ -1,9 +1,9 @@
 import { DIFFICULT_REASONS, difficultFileSchema, type DifficultFile, type DifficultReason } from '../contracts/files.js';
 import { viewDifficult, type DifficultStatus } from '../core/difficult.js';
-import { checkDifficultChanges, parseDifficultLines, type DifficultLines } from '../core/difficult-lines.js';
-import { foldHistory, type TuningState } from '../core/fold.js';
+import { parseDifficultLines, type DifficultLines } from '../core/difficult-lines.js';
+import { notesById, planDifficult, type DifficultFileRead, type DifficultInput } from '../core/difficult-file.js';
 import { difficultPath as difficultFileOf } from '../core/paths.js';
-import { formatStep, type DifficultChange } from '../core/steps.js';
+import type { DifficultChange } from '../core/steps.js';
 import { usageError } from '../errors.js';
 import { commitStep, targetOf, type WriteContext } from './commit.js';
 import { requireWriter } from './guards.js';
@@ -58,46 +58,25 @@ export interface DifficultListing {
 
 const difficultPath = (tuning: Tuning) => difficultFileOf(tuning.dir);
 
-interface FileRead {
-  entries: DifficultFile;
-  problems: string[];
-}
-
-async function readDifficultFile(tuning: Tuning): Promise<FileRead> {
+async function readDifficultFile(tuning: Tuning): Promise<DifficultFileRead> {
   const file = difficultPath(tuning);
   const text = await readText(tuning.repo, tuning.tip, file);
-  if (text === null) return { entries: [], problems: [] };
+  if (text === null) return { path: file, entries: [], problems: [] };
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch (e) {
-    return { entries: [], problems: [`${file}: not JSON (${(e as Error).message})`] };
+    return { path: file, entries: [], problems: [`${file}: not JSON (${(e as Error).message})`] };
   }
   const parsed = difficultFileSchema.safeParse(raw);
   if (!parsed.success) {
     return {
+      path: file,
       entries: [],
       problems: parsed.error.issues.map((i) => `${file}${i.path.length ? ` entry ${i.path.join('.')}` : ''}: ${i.message}`),
     };
   }
-  return { entries: parsed.data, problems: [] };
-}
-
-/** Notes per id from the file at the tip (every entry of an id, in order). */
-function notesById(entries: DifficultFile): Map<string, string[]> {
-  const out = new Map<string, string[]>();
-  for (const e of entries) out.set(e.id, [...(out.get(e.id) ?? []), ...e.notes]);
-  return out;
-}
-
-/** The file's content for a state: one entry per id, extra keys a user added kept. */
-function formatDifficultFile(state: TuningState, maxRetries: number, previous: DifficultFile, notes: Map<string, string[]>): string {
-  const extra = new Map(previous.map((e) => [e.id, e]));
-  const entries = viewDifficult(state, maxRetries).map((v) => ({
-    ...(extra.get(v.id) ?? {}),
-    id: v.id, reason: v.reason, batch: v.batch, fixed: v.fixed, notes: notes.get(v.id) ?? [],
-  }));
-  return `${JSON.stringify(entries, null, 2)}\n`;
+  return { path: file, entries: parsed.data, problems: [] };
 }
 
 const maxRetriesOf = (tuning: Tuning) => tuning.config?.maxRetries ?? 3;
@@ -124,66 +103,12 @@ export async function listDifficult(tuning: Tuning): Promise<DifficultListing> {
   };
 }
 
-export interface DifficultPlan {
-  /** The changes that move the fold (a same-reason `add` that only brings a note is dropped). */
-  changes: DifficultChange[];
-  /** The state after them. */
-  state: TuningState;
-  file: { path: string; content: string };
-  problems: string[];
-}
-
-/**
- * Checks `changes` (in order, each against the list as the ones before it
- * left it) and `notes`, and works out the list after them. Never throws on a
- * bad change: every one is named in `problems`.
- */
-export async function planDifficult(
-  tuning: Tuning,
-  changes: readonly DifficultChange[],
-  notes: ReadonlyMap<string, readonly string[]> = new Map(),
-): Promise<DifficultPlan> {
-  const dataset = new Set((await tuning.loadDataset()).map((c) => c.id));
-  const file = await readDifficultFile(tuning);
-  const problems = [...file.problems.map((p) => `${p}: fix or delete the file first`)];
-  const { moving, problems: ruled } = checkDifficultChanges(tuning.state.difficult, dataset, changes, notes);
-  problems.push(...ruled);
-
-  const message = formatStep({ step: 'difficult', tuning: tuning.name, difficult: moving }, 'planned');
-  const state = foldHistory(tuning.name, [...tuning.commits, { oid: '0'.repeat(40), message }], tuning.selection?.ids ?? []);
-  const allNotes = notesById(file.entries);
-  for (const [id, texts] of notes) {
-    const kept = texts.map((t) => t.trim()).filter(Boolean);
-    if (kept.length > 0) allNotes.set(id, [...(allNotes.get(id) ?? []), ...kept]);
-  }
+/** What planning a change to the list reads (src/core/difficult-file.ts): the file at the tip, the dataset's ids, the history. */
+export async function difficultInput(tuning: Tuning): Promise<DifficultInput> {
   return {
-    changes: moving,
-    state,
-    problems,
-    file: { path: difficultPath(tuning), content: formatDifficultFile(state, maxRetriesOf(tuning), file.entries, allNotes) },
+    tuning: tuning.name, state: tuning.state, commits: tuning.commits, selection: tuning.selection?.ids ?? [],
+    dataset: new Set((await tuning.loadDataset()).map((c) => c.id)), maxRetries: maxRetriesOf(tuning), file: await readDifficultFile(tuning),
   };
-}
-
-/**
- * For `git tune grade`: the difficult.json its commit writes when it applies
- * the `## Difficult` lines of a findings file. Throws a TuneError (exit 2)
- * listing every line that cannot be applied.
- */
-export async function difficultFileAfter(
-  tuning: Tuning,
-  changes: DifficultChange[],
-  notes?: Map<string, string[]>,
-): Promise<{ path: string; content: string }> {
-  const plan = await planDifficult(tuning, changes, notes);
-  if (plan.problems.length > 0) {
-    throw usageError(
-      'bad-difficult-lines',
-      `${plan.problems.length} line(s) of the difficult list cannot be applied`,
-      `edit the \`## Difficult\` section: one line each, \`add <id> <reason>\` (${DIFFICULT_REASONS.join(', ')}) or \`fix <id>\`; see git tune difficult`,
-      plan.problems,
-    );
-  }
-  return plan.file;
 }
 
 export { parseDifficultLines, type DifficultLines };
@@ -206,7 +131,7 @@ export async function recordDifficult(
     throw usageError('bad-reason', `--why must be one of ${DIFFICULT_REASONS.join(', ')} (found "${change.reason}")`, `git tune difficult add ${change.id} --why wrong`);
   }
   const notes = new Map(note?.trim() ? [[change.id, [note.trim()]]] : []);
-  const plan = await planDifficult(tuning, [change], notes);
+  const plan = planDifficult(await difficultInput(tuning), [change], notes);
   if (plan.problems.length > 0) throw refusal(tuning, change, plan.problems);
   const moved = plan.changes[0] ?? null;
   const subject = moved === null

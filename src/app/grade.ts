@@ -3,18 +3,18 @@ import path from 'node:path';
 import { judgeFileSchema, type JudgeFile } from '../contracts/judge.js';
 import type { CaseResult } from '../contracts/result.js';
 import { stuckEntries, viewDifficult } from '../core/difficult.js';
-import { draftFindings, setVerdict, type Draft } from '../core/findings.js';
-import { basisRun, passingNomemRun } from '../core/basis.js';
-import { finalLine, type FinalRule } from '../core/final-rate.js';
-import { batchNumbered, isVoidRun, type EditState, type RunState, type TuningState } from '../core/fold.js';
-import { decideGrade, gradeRun, gradeStep, keepOptionsRefusal, parseVerdictOption, settleReason } from '../core/grade.js';
-import type { DifficultChange, Keep, Score, Verdict } from '../core/steps.js';
+import { draftFindings, type Draft } from '../core/findings.js';
+import { passingNomemRun } from '../core/basis.js';
+import { batchNumbered, isVoidRun, type RunState, type TuningState } from '../core/fold.js';
+import { gradeCandidates, gradeRun, keepOptionsRefusal, parseVerdictOption, planGrade, type GradeEvidence } from '../core/grade.js';
+import type { DifficultChange, Verdict } from '../core/steps.js';
 import { usageError } from '../errors.js';
 import { resolveIdentity, type Env } from '../git/identity.js';
 import { readCaseLog } from '../run/logs.js';
-import { commitSteps, targetOf, type StepCommit, type WriteContext } from './commit.js';
+import { commitSteps, targetOf, type WriteContext } from './commit.js';
 import { DryRun } from './dry-run.js';
-import { difficultFileAfter } from './difficult.js';
+import { difficultInput } from './difficult.js';
+import { parseDifficultLines } from '../core/difficult-lines.js';
 import { requireWriter } from './guards.js';
 import { casesById, heldOutInput } from './held-out.js';
 import { renderSideBySidePlain, sideBySide } from '../core/held-out.js';
@@ -24,8 +24,8 @@ import { conditionOf, historyObservations, noiseOf } from './noise.js';
 import { judgeHistory } from './blame.js';
 import { orRefuse, refuseIf } from './refuse.js';
 import { readRunResults } from './results.js';
-import { proseDigest } from './prose.js';
-import { planRevert } from './revert.js';
+import { proseFiles } from './prose.js';
+import { readForRevert } from './revert.js';
 import { readText, type Tuning } from './tuning.js';
 import { RUN_FILES, runFilePath } from '../core/paths.js';
 
@@ -164,99 +164,75 @@ export interface GradeOutcome {
   final?: string;
 }
 
-/** `git tune grade [--verdict X]`: validate the findings and record the grade commit. */
+/** `git tune grade [--verdict X]`: gather what the grade reads, decide it in core (`planGrade`), write its chain once. */
 export async function recordGrade(
   tuning: Tuning, runName: string | undefined, opts: { verdict?: string; keep?: readonly string[]; why?: string; ctx: WriteContext },
 ): Promise<GradeOutcome> {
   await requireWriter(tuning);
-  const config = tuning.config!;
   const run = runToGrade(tuning, runName);
   const forced = orRefuse(parseVerdictOption(opts.verdict));
   const keep = opts.keep ?? [];
   refuseIf(keepOptionsRefusal(keep, opts.why));
-  const file = findingsPath(tuning, run.name);
-  let text = await worktreeText(tuning, file);
-  let judge: JudgeFile | null = null;
-  let heldOut: Score | undefined;
-  let heldLines: string[] | undefined;
-  let finalRule: FinalRule | undefined;
-  if (text === null || run.half === null) {
-    // The final check grades itself from checks and the judge; a --verdict starts from the draft.
-    if (text === null && run.half !== null && forced === undefined) {
-      throw usageError('no-findings', `${file} does not exist yet`, `git tune grade --draft   # then finish it and run: git tune grade`);
-    }
-    if (text === null || run.half === null) {
-      const made = await draftFor(tuning, run, opts.ctx.env, false, opts.ctx.dryRun);
-      text = text ?? made.draft.markdown;
-      judge = made.judge;
-      heldOut = made.draft.heldOut?.heldOut;
-      finalRule = made.draft.final?.rule;
-      const held = made.draft.heldOut;
-      if (held) {
-        const input = await heldOutInput(tuning);
-        heldLines = [...renderSideBySidePlain(sideBySide(held, input?.baseline ?? null)), held.judgement.line];
-      }
-    }
-  }
-  if (forced) text = setVerdict(text, forced);
-  const findings = { state: tuning.state, run, file, text, keep, maxRuns: config.maxRuns, maxRetries: config.maxRetries };
-  let decision = orRefuse(decideGrade(findings));
-  const { settlement } = decision;
-  const reverts = await planSettlingReverts(tuning, run, settlement.revert);
-  // The prose the branch holds once the reverts land: a half passes on a run of it (src/core/basis.ts), so PASSED is checked against that run.
-  const prose = run.half === null ? undefined
-    : await proseDigest(tuning.repo, tuning.tip, [...config.prose, ...config.memoryPolicy], reverts.commits.flatMap((c) => [...c.changes]));
-  if (prose !== undefined && decision.verdict === 'PASSED') decision = orRefuse(decideGrade({ ...findings, prose }));
-  const changes = new Map<string, { content: string }>([[file, { content: text }]]);
-  const fromWorktree = new Set([file]);
-  const judgeFile = judgePath(tuning, run.name);
-  const judgeText = judge && Object.keys(judge).length > 0 ? `${JSON.stringify(judge, null, 2)}\n` : await worktreeText(tuning, judgeFile);
-  if (judgeText !== null) {
-    changes.set(judgeFile, { content: judgeText });
-    fromWorktree.add(judgeFile);
-  }
-  if (decision.difficult.length > 0) {
-    const after = await difficultFileAfter(tuning, decision.difficult, decision.notes);
-    changes.set(after.path, { content: after.content });
-  }
-  let keepStep: Keep | undefined;
-  if (settlement.keep.length > 0) {
-    const { author } = await resolveIdentity(tuning.repo.gitdir, opts.ctx.env, opts.ctx.now);
-    keepStep = { edits: settlement.keep.map((e) => e.oid), why: opts.why!.trim(), by: `${author.name} <${author.email}>` };
-  }
-  const grade: StepCommit = { ...gradeStep(tuning.name, run, decision, keepStep, heldOut, prose), changes, fromWorktree };
+  const evidence = await gradeEvidence(tuning, run, { forced, keep, why: opts.why, ctx: opts.ctx });
+  const plan = orRefuse(planGrade(evidence));
   // One chain, one compare-and-swap: the reverts and the grade land together or not at all.
-  const oids = await commitSteps(targetOf(tuning), [...reverts.commits, grade], opts.ctx);
-  const { verdict, wrong, difficult } = decision;
-  const basis = verdict === 'PASSED' && prose !== undefined ? basisRun(tuning.state, run, prose) : run;
+  const oids = await commitSteps(targetOf(tuning), plan.commits, opts.ctx);
+  const { verdict, wrong, difficult } = plan.decision;
   return {
     run: run.name, verdict, wrong, difficult, commit: oids[oids.length - 1]!,
-    reverted: reverts.edits.map((e, i) => ({ edit: e.oid, commit: oids[i]!, files: reverts.files[i]!, why: settleReason(e, run) })),
-    kept: settlement.keep.map((e) => ({ edit: e.oid, by: keepStep!.by, why: keepStep!.why })),
-    ...(heldLines ? { heldOut: heldLines } : {}),
-    ...(basis !== run ? { passesOn: { run: basis?.name ?? null, wrong: basis ? [...basis.grade!.wrong] : [] } } : {}),
-    ...(finalRule ? {
-      final: finalLine({
-        verdict, right: finalRule.right.length, total: finalRule.total,
-        wrong: finalRule.wrong, stuck: finalRule.stuck, why: verdict === 'VERIFIED' ? [] : finalRule.why,
-      }),
-    } : {}),
+    reverted: plan.reverted.map((r, i) => ({ edit: r.edit.oid, commit: oids[i]!, files: r.files, why: r.why })),
+    kept: plan.keep ? plan.keep.edits.map((edit) => ({ edit, by: plan.keep!.by, why: plan.keep!.why })) : [],
+    ...(evidence.final?.heldLines ? { heldOut: evidence.final.heldLines } : {}),
+    ...(plan.basis !== run ? { passesOn: { run: plan.basis?.name ?? null, wrong: plan.basis ? [...plan.basis.grade!.wrong] : [] } } : {}),
+    ...(plan.finalLine ? { final: plan.finalLine } : {}),
   };
 }
 
 /**
- * The revert commits a grade writes before its own (`git tune revert`'s, with
- * the grade's reason). A hunk that no longer applies (a later edit changed
- * the same lines) stops the grade with nothing written, naming the file and
- * hunk, and how to go on.
+ * Everything a grade of `run` reads, before anything is decided: the
+ * findings (a batch run's from the working tree; the final check drafts its
+ * own, running the judge), judge.json, the edits it may revert and the files
+ * they touch, the prose files at the tip, the difficult list's file (and the
+ * dataset, when the findings change the list), and who keeps an edit.
  */
-async function planSettlingReverts(tuning: Tuning, run: RunState, edits: readonly EditState[]) {
-  if (edits.length === 0) return { commits: [], files: [], edits: [] };
-  return planRevert(tuning, edits, {
-    reason: (e) => settleReason(e, run),
-    conflict: (e, file) => ({
-      context: `the grade of ${run.name} is not recorded: it reverts the edits its run left unconfirmed, and `,
-      hint: `git tune grade --run ${run.name} --keep ${e.oid.slice(0, 7)} --why "…"   # keep it on purpose; or: git revert ${e.oid.slice(0, 7)}, resolve ${file}, commit, then git tune grade`,
-    }),
-  });
+async function gradeEvidence(
+  tuning: Tuning, run: RunState, opts: { forced: Verdict | undefined; keep: readonly string[]; why: string | undefined; ctx: WriteContext },
+): Promise<GradeEvidence> {
+  const config = tuning.config!;
+  const file = findingsPath(tuning, run.name);
+  let text = await worktreeText(tuning, file);
+  let judge: JudgeFile | null = null;
+  let final: GradeEvidence['final'];
+  if (text === null || run.half === null) {
+    // The final check grades itself from checks and the judge; a --verdict starts from the draft.
+    if (text === null && run.half !== null && opts.forced === undefined) {
+      throw usageError('no-findings', `${file} does not exist yet`, `git tune grade --draft   # then finish it and run: git tune grade`);
+    }
+    const made = await draftFor(tuning, run, opts.ctx.env, false, opts.ctx.dryRun);
+    text = text ?? made.draft.markdown;
+    judge = made.judge;
+    const held = made.draft.heldOut;
+    final = {
+      ...(held ? { heldOut: held.heldOut, heldLines: [...renderSideBySidePlain(sideBySide(held, (await heldOutInput(tuning))?.baseline ?? null)), held.judgement.line] } : {}),
+      ...(made.draft.final ? { rule: made.draft.final.rule } : {}),
+    };
+  }
+  const judgeFile = judgePath(tuning, run.name);
+  const judgeText = judge && Object.keys(judge).length > 0 ? `${JSON.stringify(judge, null, 2)}\n` : await worktreeText(tuning, judgeFile);
+  const keeper = opts.keep.length > 0 ? { by: await keeperOf(tuning, opts.ctx), why: opts.why!.trim() } : undefined;
+  const globs = [...config.prose, ...config.memoryPolicy];
+  return {
+    state: tuning.state, run, findings: { path: file, text }, judge: { path: judgeFile, text: judgeText },
+    ...(opts.forced ? { forced: opts.forced } : {}), keep: opts.keep, ...(keeper ? { keeper } : {}),
+    maxRuns: config.maxRuns, maxRetries: config.maxRetries, ...(final ? { final } : {}),
+    // The list's file and the dataset are read only when the findings change the list.
+    difficult: run.half !== null && parseDifficultLines(text).changes.length > 0 ? await difficultInput(tuning) : null,
+    edits: await readForRevert(tuning, gradeCandidates(tuning.state, run)),
+    prose: run.half === null ? null : { files: await proseFiles(tuning.repo, tuning.tip, globs), globs },
+  };
+}
+
+async function keeperOf(tuning: Tuning, ctx: WriteContext): Promise<string> {
+  const { author } = await resolveIdentity(tuning.repo.gitdir, ctx.env, ctx.now);
+  return `${author.name} <${author.email}>`;
 }

@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { globBase, matcher } from '../core/glob.js';
+import { proseDigestOf } from '../core/prose-digest.js';
 import type { FileChange, GitRepo, StoredBlob } from '../git/types.js';
 import { filesUnder } from '../run/files.js';
 
@@ -35,35 +35,19 @@ export async function uncommittedProse(repo: GitRepo, commit: string, globs: rea
   return dirty.sort();
 }
 
-/** A file's git blob id (sha-1, as the repository stores it): prose an uncommitted change would hold. */
-export function blobOid(content: Uint8Array | string): string {
-  const bytes = typeof content === 'string' ? Buffer.from(content, 'utf8') : Buffer.from(content);
-  return createHash('sha1').update(`blob ${bytes.length}\0`).update(bytes).digest('hex');
-}
-
-/**
- * The prose a commit holds (the `prose` and `memoryPolicy` globs), as one
- * id: a hash of each prose file's path and blob id. Two commits with the same
- * id hold exactly the same prose. `changes` are laid over the commit first
- * (the revert commits a grade writes before its own: path → content, null
- * deleted), so a grade can name the prose it leaves before it is written.
- * Runs and grades record it (`Tune-Prose`): a half passes only on a run of
- * the prose the branch holds (src/core/basis.ts).
- */
-export async function proseDigest(
-  repo: GitRepo, commit: string, globs: readonly string[], changes: Iterable<readonly [string, FileChange | StoredBlob]> = [],
-): Promise<string> {
+/** The prose files `commit` holds under the globs: path → blob id. */
+export async function proseFiles(repo: GitRepo, commit: string, globs: readonly string[]): Promise<Map<string, string>> {
   const isProse = matcher(globs);
   const files = new Map<string, string>();
   for (const prefix of new Set(globs.map(globBase).filter((b) => b !== null))) {
     for (const f of await repo.listFiles(commit, prefix)) if (isProse(f.path)) files.set(f.path, f.oid);
   }
-  for (const [file, change] of changes) {
-    if (!isProse(file)) continue;
-    if (change === null) files.delete(file);
-    else files.set(file, 'oid' in change ? change.oid : blobOid(change.content));
-  }
-  const hash = createHash('sha256');
-  for (const file of [...files.keys()].sort()) hash.update(`${file}\0${files.get(file)}\n`);
-  return hash.digest('hex').slice(0, 16);
+  return files;
+}
+
+/** The prose `commit` holds, `changes` laid over it, as one id (src/core/prose-digest.ts). */
+export async function proseDigest(
+  repo: GitRepo, commit: string, globs: readonly string[], changes: Iterable<readonly [string, FileChange | StoredBlob]> = [],
+): Promise<string> {
+  return proseDigestOf(await proseFiles(repo, commit, globs), matcher(globs), changes);
 }

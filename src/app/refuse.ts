@@ -1,9 +1,10 @@
 import { isRefusal, type Refusal } from '../core/refusal.js';
-import { historyError, usageError, type TuneError } from '../errors.js';
+import { conflictError, historyError, usageError, type TuneError } from '../errors.js';
 
 /** A core refusal as the error the CLI prints (its exit code from its kind). */
 export function refusalError(r: Refusal): TuneError {
-  return (r.kind === 'usage' ? usageError : historyError)(r.code, r.message, r.hint, r.details);
+  const error = { usage: usageError, history: historyError, conflict: conflictError }[r.kind];
+  return error(r.code, r.message, r.hint, r.details);
 }
 
 /** The decision, or its refusal thrown. */

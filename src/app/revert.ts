@@ -1,20 +1,20 @@
-import { applyPatch, structuredPatch } from 'diff';
 import type { EditState } from '../core/fold.js';
 import { matcher } from '../core/glob.js';
 import { latestBatchRun } from '../core/next.js';
 import { parseMessage } from '../core/trailers.js';
-import { conflictError, historyError, usageError } from '../errors.js';
-import type { FileChange } from '../git/types.js';
-import { commitSteps, targetOf, type StepCommit, type WriteContext } from './commit.js';
+import { revertCommits, type EditRead, type RevertRead, type RevertWording } from '../core/revert.js';
+import { historyError, usageError } from '../errors.js';
+import { commitSteps, targetOf, type WriteContext } from './commit.js';
 import { requireWriter } from './guards.js';
+import { orRefuse } from './refuse.js';
 import type { Tuning } from './tuning.js';
 
 /**
  * `git tune revert [<commit>]`: undo edits with new commits, never by
- * rewriting history (docs/method.md#edits). A file the edit changed is restored to the
- * edit's parent where nothing touched it since; otherwise the edit's reverse
- * patch is applied to what is there now, and a hunk that no longer applies
- * stops the whole revert with the file and hunk named, writing nothing.
+ * rewriting history (docs/method.md#edits). It reads each edit's files
+ * (`readForRevert`), core works out the revert commits (src/core/revert.ts:
+ * a hunk that no longer applies stops the whole revert, writing nothing) and
+ * they land as one chain.
  */
 export interface RevertPlan {
   reverted: Array<{ edit: EditState; files: string[] }>;
@@ -48,81 +48,29 @@ export function editsToRevert(tuning: Tuning, commit?: string): { targets: EditS
 /** Why an edit is reverted, for its revert commit's body. */
 const revertReason = (edit: EditState) => (edit.status === 'pending' ? 'no run has tried it' : `not confirmed by ${edit.triedBy ?? edit.settledBy}`);
 
-/** How a caller words a revert: why each edit goes (the commit body), and the fix when one conflicts. */
-export interface RevertWording {
-  reason: (edit: EditState) => string;
-  /** The error's context and hint for an edit whose revert conflicts: `git tune revert`'s by default. */
-  conflict: (edit: EditState, file: string) => { context: string; hint: string };
-}
-
 const REVERT_WORDING: RevertWording = {
   reason: revertReason,
   conflict: (_edit, file) => ({ context: '', hint: `edit ${file} back by hand, then: git tune edit` }),
 };
 
-/**
- * The revert commits of `targets`, newest first (they chain in that order).
- * Throws `revert-conflict` (nothing written) when a hunk no longer applies,
- * naming the edit, the file and the hunk.
- */
-export async function planRevert(
-  tuning: Tuning, targets: readonly EditState[], wording: RevertWording = REVERT_WORDING,
-): Promise<{ commits: StepCommit[]; files: string[][]; edits: EditState[] }> {
+/** What reverting `edits` reads (src/core/revert.ts): each edit's subject and prose files before and after it, and those files at the tip. */
+export async function readForRevert(tuning: Tuning, edits: readonly EditState[]): Promise<RevertRead> {
   const { repo } = tuning;
   const config = tuning.config!;
   const isProse = matcher([...config.prose, ...config.memoryPolicy]);
-  const current = new Map<string, string | null>();
-  const read = async (file: string) => {
-    if (!current.has(file)) current.set(file, text(await repo.readBlobAt(tuning.tip, file)));
-    return current.get(file)!;
-  };
-  const commits: StepCommit[] = [];
-  const files: string[][] = [];
-  // Newest first, as `git revert` of a range does.
-  const edits = [...targets].sort((a, b) => b.index - a.index);
+  const read = new Map<string, EditRead>();
+  const tip = new Map<string, string | null>();
   for (const edit of edits) {
     const info = await repo.readCommit(edit.oid);
     const parent = info.parents[0]!;
-    const changed = (await repo.changedPaths(edit.oid)).filter(isProse);
-    const changes = new Map<string, FileChange>();
-    for (const file of changed) {
-      const before = text(await repo.readBlobAt(parent, file));
-      const after = text(await repo.readBlobAt(edit.oid, file));
-      const now = await read(file);
-      let restored: string | null;
-      if (now === after) restored = before;
-      else if (after === null) {
-        // The edit deleted the file and something re-created it since: keep what is there.
-        const { context, hint } = wording.conflict(edit, file);
-        throw conflictError('revert-conflict', `${context}cannot revert ${edit.oid.slice(0, 7)}: it deleted ${file}, which exists again; nothing was written`, hint);
-      } else {
-        const patch = structuredPatch(file, file, after, before ?? '', '', '', { context: 3 });
-        const result = applyPatch(now ?? '', patch);
-        if (result === false) {
-          const hunk = patch.hunks.find((h) => applyPatch(now ?? '', { ...patch, hunks: [h] }) === false) ?? patch.hunks[0];
-          const { context, hint } = wording.conflict(edit, file);
-          throw conflictError(
-            'revert-conflict',
-            `${context}cannot revert ${edit.oid.slice(0, 7)}: ${file} changed since, and its hunk @@ -${hunk?.oldStart},${hunk?.oldLines} +${hunk?.newStart},${hunk?.newLines} @@ no longer applies; nothing was written`,
-            hint,
-            hunk ? hunk.lines.slice(0, 12) : [],
-          );
-        }
-        restored = before === null && result === '' ? null : result;
-      }
-      current.set(file, restored);
-      changes.set(file, restored === null ? null : { content: restored });
+    const files: EditRead['files'] = [];
+    for (const file of (await repo.changedPaths(edit.oid)).filter(isProse)) {
+      files.push({ path: file, before: text(await repo.readBlobAt(parent, file)), after: text(await repo.readBlobAt(edit.oid, file)) });
+      if (!tip.has(file)) tip.set(file, text(await repo.readBlobAt(tuning.tip, file)));
     }
-    const subject = parseMessage(info.message).subject;
-    commits.push({
-      step: { step: 'revert', tuning: tuning.name, reverts: [edit.oid], difficult: [] },
-      subject: `Revert "${subject}"`,
-      body: `This reverts commit ${edit.oid}: ${wording.reason(edit)}.`,
-      changes,
-    });
-    files.push(changed);
+    read.set(edit.oid, { subject: parseMessage(info.message).subject, files });
   }
-  return { commits, files, edits };
+  return { edits: read, tip };
 }
 
 export async function revertEdits(tuning: Tuning, commit: string | undefined, ctx: WriteContext): Promise<RevertPlan & { commits: string[] }> {
@@ -130,7 +78,7 @@ export async function revertEdits(tuning: Tuning, commit: string | undefined, ct
   const { targets, kept } = editsToRevert(tuning, commit);
   const ordered = [...targets].sort((a, b) => b.index - a.index);
   if (ordered.length === 0) return { reverted: [], kept, commits: [] };
-  const plan = await planRevert(tuning, ordered);
+  const plan = orRefuse(revertCommits(tuning.name, ordered, await readForRevert(tuning, ordered), REVERT_WORDING));
   const oids = await commitSteps(targetOf(tuning), plan.commits, ctx);
   return { reverted: ordered.map((edit, i) => ({ edit, files: plan.files[i]! })), kept, commits: oids };
 }

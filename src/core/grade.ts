@@ -1,17 +1,28 @@
+import { basisRun } from './basis.js';
+import { difficultFileAfter, type DifficultInput } from './difficult-file.js';
 import { viewDifficult } from './difficult.js';
 import { parseDifficultLines } from './difficult-lines.js';
-import { parseFindings } from './findings.js';
+import { finalLine, type FinalRule } from './final-rate.js';
+import { parseFindings, setVerdict } from './findings.js';
 import { settleAtGrade, type EditState, type GradeSettlement, type RunState, type TuningState } from './fold.js';
 import { latestBatchRun } from './next.js';
-import { refusal, type Refusal } from './refusal.js';
+import { matcher } from './glob.js';
+import { proseDigestOf } from './prose-digest.js';
+import { isRefusal, refusal, type Refusal } from './refusal.js';
+import { revertCommits, type PlannedStep, type RevertRead } from './revert.js';
 import { passedRuleBreaks, reviewHeading } from './rules.js';
+import { editsTriedBy } from './tuning-state.js';
 import { VERDICTS, type DifficultChange, type Keep, type Score, type Step, type Verdict } from './steps.js';
 
 /**
  * `git tune grade`'s rules (docs/method.md#grading, docs/method.md#edits): which run it grades, whether the
  * finished findings can be recorded, which edits the grade settles (reverts
- * or keeps), and the grade step. Pure: the app reads findings.md (or drafts
- * it), writes the revert commits and the grade commit as one chain.
+ * or keeps), and the grade step. Pure, and in one call (`planGrade`): the
+ * app gathers what a grade reads (`GradeEvidence`: the findings or their
+ * draft, the judge's verdicts, the edits it may revert, the prose and the
+ * difficult list's file), core decides the verdict, the reverts, the
+ * difficult entries and the commits as data, and the app writes that chain
+ * once.
  */
 
 /** The run to grade: the one named, or the latest run (the final check once it exists). */
@@ -78,6 +89,13 @@ export interface GradeDecision {
 
 /** Whether finished findings can be recorded as the run's grade, and what the grade settles. */
 export function decideGrade(input: FindingsInput): GradeDecision | Refusal {
+  const decision = settleFindings(input);
+  if (isRefusal(decision)) return decision;
+  return passedRefusal(input, decision) ?? decision;
+}
+
+/** The findings read and checked, and the edits they settle; PASSED's rules are `passedRefusal`'s. */
+function settleFindings(input: FindingsInput): GradeDecision | Refusal {
   const { state, run, file, text, keep } = input;
   const parsed = parseFindings(text, run.cases);
   const problems = [...parsed.problems];
@@ -112,20 +130,26 @@ export function decideGrade(input: FindingsInput): GradeDecision | Refusal {
     return refusal('usage', 'bad-keep', `--keep names ${settlement.problems.length === 1 ? 'an edit' : 'edits'} this grade cannot keep`, 'git tune status   # lists each edit and where it stands', settlement.problems);
   }
   const review = run.half === 'mem' ? parsed.review.memory : parsed.review.cost;
-  if (verdict === 'PASSED') {
-    const settling = [...settlement.revert, ...settlement.keep].map((e) => e.oid);
-    // Rule (c) counts the difficult lines this grade applies.
-    const added = difficult
-      .filter((d): d is Extract<DifficultChange, { op: 'add' }> => d.op === 'add')
-      .map((d, i) => ({ id: d.id, reason: d.reason, batch: run.batch, fixed: false, index: Number.MAX_SAFE_INTEGER - i }));
-    const withAdded = { ...state, difficult: [...state.difficult, ...added] };
-    const breaks = passedRuleBreaks({ state: withAdded, run, maxRuns: input.maxRuns, maxRetries: input.maxRetries, review, wrong, settling, flaky, ...(input.prose !== undefined ? { prose: input.prose } : {}) });
-    if (breaks.length > 0) {
-      return refusal('history', 'passed-refused', `PASSED is refused for ${run.name}`, breaks[0]!.fix,
-        breaks.map((b) => `rule ${b.rule}: ${b.message} (fix: ${b.fix})${b.rule === 'review' ? `; the section is \`${reviewHeading(run)}\`` : ''}`));
-    }
-  }
   return { verdict, wrong, review, difficult, notes: lines.notes, settlement, flaky };
+}
+
+/** PASSED's rules (src/core/rules.ts) on a decision: the refusal when one breaks. */
+function passedRefusal(input: FindingsInput, d: GradeDecision): Refusal | null {
+  const { state, run } = input;
+  if (d.verdict !== 'PASSED') return null;
+  const settling = [...d.settlement.revert, ...d.settlement.keep].map((e) => e.oid);
+  // Rule (c) counts the difficult lines this grade applies.
+  const added = d.difficult
+    .filter((c): c is Extract<DifficultChange, { op: 'add' }> => c.op === 'add')
+    .map((c, i) => ({ id: c.id, reason: c.reason, batch: run.batch, fixed: false, index: Number.MAX_SAFE_INTEGER - i }));
+  const withAdded = { ...state, difficult: [...state.difficult, ...added] };
+  const breaks = passedRuleBreaks({
+    state: withAdded, run, maxRuns: input.maxRuns, maxRetries: input.maxRetries, review: d.review, wrong: d.wrong, settling, flaky: d.flaky,
+    ...(input.prose !== undefined ? { prose: input.prose } : {}),
+  });
+  if (breaks.length === 0) return null;
+  return refusal('history', 'passed-refused', `PASSED is refused for ${run.name}`, breaks[0]!.fix,
+    breaks.map((b) => `rule ${b.rule}: ${b.message} (fix: ${b.fix})${b.rule === 'review' ? `; the section is \`${reviewHeading(run)}\`` : ''}`));
 }
 
 /** The run's cases known flaky at its grade: the findings add them as `flaky`, or the list holds them so. */
@@ -152,5 +176,104 @@ export function gradeStep(tuning: string, run: RunState, d: GradeDecision, keep:
     },
     subject: `tune(${tuning}): grade ${run.name} ${d.verdict}${regrade}: ${run.cases.length - d.wrong.length}/${run.cases.length} right${heldOut && run.half === null ? `, held-out ${heldOut.right}/${heldOut.cases}` : ''}`,
     body: keep ? `Kept on purpose by ${keep.by}, though unconfirmed: ${keep.edits.map((o) => o.slice(0, 7)).join(', ')}.\n\n${keep.why}` : '',
+  };
+}
+
+/**
+ * What a grade reads before it decides (src/app/grade.ts gathers it): the
+ * findings (the working tree's, or a draft: the final check grades itself
+ * from its checks and the judge), the judge's verdicts, who keeps an edit and
+ * why, the difficult list's file, the edits the grade may revert as read, and
+ * the prose files at the tip.
+ */
+export interface GradeEvidence {
+  state: TuningState;
+  run: RunState;
+  findings: { path: string; text: string };
+  /** judge.json, recorded with the grade when there is one. */
+  judge: { path: string; text: string | null };
+  /** `--verdict`: set in the findings before they are read. */
+  forced?: Verdict;
+  keep: readonly string[];
+  /** Who keeps the edits `keep` names, and why (given with `--keep`). */
+  keeper?: { by: string; why: string };
+  maxRuns: number;
+  maxRetries: number;
+  /** The final check's draft: its held-out score and lines, and its rule's outcome. */
+  final?: { heldOut?: Score; heldLines?: string[]; rule?: FinalRule };
+  /** The list's file and the dataset; null when the findings change nothing on the list. */
+  difficult: DifficultInput | null;
+  /** The edits this grade may revert (`gradeCandidates`), read. */
+  edits: RevertRead;
+  /** A batch run's grade names the prose the branch holds once its reverts land: the prose files at the tip and their globs. */
+  prose: { files: ReadonlyMap<string, string>; globs: readonly string[] } | null;
+}
+
+/** The edits a grade of `run` may revert, whatever its findings say: the edits its run tried (a first grade), and untried ones standing unconfirmed. */
+export function gradeCandidates(state: TuningState, run: RunState): EditState[] {
+  if (run.half === null || run.void !== null) return [];
+  const tried = run.grade === null ? editsTriedBy(state, run) : [];
+  return [...new Set([...state.edits.filter((e) => e.untried && e.status === 'unconfirmed'), ...tried])];
+}
+
+/** A grade as data: what it decided, and the chain it writes (its reverts, then the grade commit). */
+export interface GradePlan {
+  decision: GradeDecision;
+  commits: PlannedStep[];
+  /** The reverted edits, in the order of their commits (the first commits of the chain). */
+  reverted: Array<{ edit: EditState; files: string[]; why: string }>;
+  keep?: Keep;
+  /** The run the half passes on when it is not the graded run (the reverts changed the prose); null: no run of the half saw that prose. */
+  basis: RunState | null;
+  /** The final check: right / wrong / stuck, the rate and its interval, next to the verdict recorded. */
+  finalLine?: string;
+}
+
+/** A grade's decision and its chain, from what it read; a refusal writes nothing. */
+export function planGrade(e: GradeEvidence): GradePlan | Refusal {
+  const { state, run } = e;
+  const text = e.forced ? setVerdict(e.findings.text, e.forced) : e.findings.text;
+  const input: FindingsInput = { state, run, file: e.findings.path, text, keep: e.keep, maxRuns: e.maxRuns, maxRetries: e.maxRetries };
+  const decision = settleFindings(input);
+  if (isRefusal(decision)) return decision;
+  const { settlement } = decision;
+  const reverts = revertCommits(state.tuning, settlement.revert, e.edits, {
+    reason: (edit) => settleReason(edit, run),
+    conflict: (edit, file) => ({
+      context: `the grade of ${run.name} is not recorded: it reverts the edits its run left unconfirmed, and `,
+      hint: `git tune grade --run ${run.name} --keep ${edit.oid.slice(0, 7)} --why "…"   # keep it on purpose; or: git revert ${edit.oid.slice(0, 7)}, resolve ${file}, commit, then git tune grade`,
+    }),
+  });
+  if (isRefusal(reverts)) return reverts;
+  // The prose the branch holds once the reverts land: a half passes on a run of it (src/core/basis.ts), so PASSED is checked against that run.
+  const prose = e.prose === null ? undefined : proseDigestOf(e.prose.files, matcher(e.prose.globs), reverts.commits.flatMap((c) => [...c.changes]));
+  const refused = passedRefusal({ ...input, ...(prose !== undefined ? { prose } : {}) }, decision);
+  if (refused) return refused;
+  const changes = new Map<string, { content: string }>([[e.findings.path, { content: text }]]);
+  const fromWorktree = new Set([e.findings.path]);
+  if (e.judge.text !== null) {
+    changes.set(e.judge.path, { content: e.judge.text });
+    fromWorktree.add(e.judge.path);
+  }
+  if (decision.difficult.length > 0) {
+    if (e.difficult === null) throw new Error(`planGrade: the findings of ${run.name} change the difficult list, which was not read`);
+    const after = difficultFileAfter(e.difficult, decision.difficult, decision.notes);
+    if (isRefusal(after)) return after;
+    changes.set(after.path, { content: after.content });
+  }
+  const keep = settlement.keep.length > 0 && e.keeper ? { edits: settlement.keep.map((k) => k.oid), ...e.keeper } : undefined;
+  const heldOut = e.final?.heldOut;
+  const grade: PlannedStep = { ...gradeStep(state.tuning, run, decision, keep, heldOut, prose), changes, fromWorktree };
+  const rule = e.final?.rule;
+  const { verdict } = decision;
+  return {
+    decision,
+    commits: [...reverts.commits, grade],
+    reverted: reverts.edits.map((edit, i) => ({ edit, files: reverts.files[i]!, why: settleReason(edit, run) })),
+    ...(keep ? { keep } : {}),
+    basis: verdict === 'PASSED' && prose !== undefined ? basisRun(state, run, prose) : run,
+    ...(rule ? {
+      finalLine: finalLine({ verdict, right: rule.right.length, total: rule.total, wrong: rule.wrong, stuck: rule.stuck, why: verdict === 'VERIFIED' ? [] : rule.why }),
+    } : {}),
   };
 }

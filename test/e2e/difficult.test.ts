@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { difficultFileAfter } from '../../src/app/difficult.js';
+import { difficultInput } from '../../src/app/difficult.js';
+import { difficultFileAfter } from '../../src/core/difficult-file.js';
+import { isRefusal } from '../../src/core/refusal.js';
 import { loadTuning } from '../../src/app/tuning.js';
 import { openRepo } from '../../src/git/open.js';
 import { ROOT } from '../helpers/cli.js';
@@ -165,21 +167,24 @@ describe('git tune difficult', () => {
     const repo = setup([['minBatch', '2']]);
     ok(repo, ['difficult', 'add', 'a', '--why', 'wrong', '--note', 'first']);
     const tuning = await loadTuning(await openRepo(repo.dir));
-    const file = await difficultFileAfter(tuning, [{ op: 'fix', id: 'a' }, { op: 'add', id: 'c', reason: 'costly' }], new Map([['c', ['12 llm calls']], ['a', ['right now']]]));
+    const input = await difficultInput(tuning);
+    const file = difficultFileAfter(input, [{ op: 'fix', id: 'a' }, { op: 'add', id: 'c', reason: 'costly' }], new Map([['c', ['12 llm calls']], ['a', ['right now']]]));
+    if (isRefusal(file)) throw new Error(file.message);
     expect(file.path).toBe('.tune/desk/difficult.json');
     expect(JSON.parse(file.content)).toEqual([
       { id: 'a', reason: 'wrong', batch: 1, fixed: true, notes: ['first', 'right now'] },
       { id: 'c', reason: 'costly', batch: 1, fixed: false, notes: ['12 llm calls'] },
     ]);
-    const err = await difficultFileAfter(tuning, [
+    const err = difficultFileAfter(input, [
       { op: 'add', id: 'a', reason: 'wrong' },
       { op: 'fix', id: 'b' },
       { op: 'add', id: 'nope', reason: 'flaky' },
       { op: 'add', id: 'c', reason: 'costly' },
       { op: 'fix', id: 'c' },
       { op: 'fix', id: 'c' },
-    ], new Map([['d', ['orphan note']]])).then(() => { throw new Error('expected a refusal'); }, (e: unknown) => e as { code: string; exitCode: number; details: string[] });
-    expect(err).toMatchObject({ code: 'bad-difficult-lines', exitCode: 2 });
+    ], new Map([['d', ['orphan note']]]));
+    if (!isRefusal(err)) throw new Error('expected a refusal');
+    expect(err).toMatchObject({ code: 'bad-difficult-lines', kind: 'usage' });
     expect(err.details).toEqual([
       'add a wrong: a is already on the difficult list with reason wrong: nothing to change (drop the line, or give another reason)',
       'fix b: b is not on the difficult list',
