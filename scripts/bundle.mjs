@@ -4,7 +4,9 @@
 //
 // Why a bundle: a cold `git tune next` spent a third of its time resolving,
 // reading and compiling some 150 modules of ours and our dependencies'
-// (BENCHMARKS.md). Three kinds of file:
+// (BENCHMARKS.md). Three kinds of file, all CommonJS (a package.json of
+// dist/bin/ says so): an ES-module entry cost every command ~3.5 ms, Node's
+// ESM loader and its facade of node:fs (which loads the streams);
 // - git-tune.js, the entry (src/cli/bin.ts): small, so `--version` answers
 //   before anything else loads;
 // - cli.cjs, the whole program as one CommonJS file, which the entry compiles
@@ -45,14 +47,19 @@ const common = {
 // text is final (same length, so the source map's columns hold).
 const BUILD_ID_PLACEHOLDER = 'git-tune-build-id-0000000000000000000000';
 
+// import.meta.url as a CommonJS module has it (the file's own URL); read by the paths above.
+const commonJs = {
+  format: 'cjs',
+  define: { 'import.meta.url': '__importMetaUrl' },
+  banner: { js: 'var __importMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
+};
+
 const program = await build({
   ...common,
+  ...commonJs,
   entryPoints: { cli: 'src/cli/program.ts' },
   outExtension: { '.js': '.cjs' },
-  format: 'cjs',
-  // import.meta.url as a CommonJS module has it (the file's own URL); read by the paths above.
-  define: { 'import.meta.url': '__importMetaUrl', GIT_TUNE_BUILD_ID: JSON.stringify(BUILD_ID_PLACEHOLDER) },
-  banner: { js: 'var __importMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
+  define: { ...commonJs.define, GIT_TUNE_BUILD_ID: JSON.stringify(BUILD_ID_PLACEHOLDER) },
 });
 
 // esbuild writes ASCII everywhere but inside regular expressions (ours and
@@ -76,13 +83,16 @@ const entries = await build({
     'editor-api': 'src/run/presets/editor-api.ts',
     'editor-cli': 'src/run/presets/editor-cli.ts',
   },
-  format: 'esm',
+  ...commonJs,
   // The entry loads cli.cjs by path (never by import) and keys its code cache by cli.cjs's hash.
-  define: { GIT_TUNE_PROGRAM_HASH: JSON.stringify(createHash('sha256').update(readFileSync(cli)).digest('hex')) },
+  define: { ...commonJs.define, GIT_TUNE_PROGRAM_HASH: JSON.stringify(createHash('sha256').update(readFileSync(cli)).digest('hex')) },
 });
+// The package is "type": "module"; its .js files here are CommonJS.
+const binPackage = path.join(outdir, 'package.json');
+writeFileSync(binPackage, `${JSON.stringify({ type: 'commonjs' })}\n`);
 
 // Whatever an earlier build left (its chunks) goes.
-const written = new Set([...Object.keys(entries.metafile.outputs), ...Object.keys(program.metafile.outputs)].map((f) => path.resolve(root, f)));
+const written = new Set([...Object.keys(entries.metafile.outputs), ...Object.keys(program.metafile.outputs)].map((f) => path.resolve(root, f)).concat(binPackage));
 for (const name of readdirSync(outdir)) {
   const file = path.join(outdir, name);
   if (!written.has(file)) rmSync(file, { force: true, recursive: true });

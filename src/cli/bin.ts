@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// The shipped entry, dist/bin/git-tune.js (scripts/bundle.mjs): `--version`
-// answers at once; anything else runs the program from the CommonJS bundle
-// beside it (dist/bin/cli.cjs), compiled through V8's code cache.
+// The shipped entry, dist/bin/git-tune.js (scripts/bundle.mjs), a CommonJS
+// file: `--version` answers at once; anything else runs the program from the
+// CommonJS bundle beside it (dist/bin/cli.cjs), compiled through V8's code cache.
 import { fileURLToPath } from 'node:url';
 import { requireWithCodeCache } from './code-cache.js';
 import { answeredVersion, ignoreClosedOutput } from './io.js';
@@ -14,5 +14,6 @@ const args = process.argv.slice(2);
 if (!answeredVersion(args)) {
   const command = args.find((a) => !a.startsWith('-')) ?? 'help';
   const program = requireWithCodeCache(fileURLToPath(new URL('./cli.cjs', import.meta.url)), GIT_TUNE_PROGRAM_HASH, command) as typeof import('./program.js');
-  process.exitCode = await program.main(process.argv);
+  // Not a top-level await: the shipped entry is CommonJS (scripts/bundle.mjs); main() reports its own errors.
+  void program.main(process.argv).then((code) => (process.exitCode = code));
 }

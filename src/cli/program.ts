@@ -37,11 +37,29 @@ import * as undo from './commands/undo.js';
 /**
  * The `git-tune` program. Each command file registers its command (and
  * imports its use case only when it runs, so `--version` and `--help` start
- * fast); the order here is the order of `--help`.
+ * fast); the order here is the order of `--help`. Beside each file, the
+ * top-level words it registers (test/unit/program.test.ts holds them to what
+ * the files register).
  */
 const version = packageVersion();
 
-export function buildProgram() {
+export const COMMANDS: ReadonlyArray<readonly [{ register: (program: CommandUnknownOpts) => void }, readonly string[]]> = [
+  [init, ['init']], [next, ['next']], [status, ['status']], [config, ['config']], [dataset, ['dataset']], [select, ['select']],
+  [batch, ['batch']], [run, ['run']], [final, ['final']], [baseline, ['baseline']], [show, ['show']], [report, ['report']],
+  [grade, ['grade']], [edit, ['edit']], [revert, ['revert']], [undo, ['undo']], [difficult, ['difficult']], [memory, ['memory']],
+  [auto, ['auto', 'stop']], [fleet, ['fleet']], [demo, ['demo']], [log, ['log']], [blame, ['blame']], [review, ['review']],
+  [pr, ['pr']], [hooks, ['hooks', 'hook', 'merge-driver']], [sync, ['push', 'pull']], [importCommand, ['import']],
+];
+
+/**
+ * The program; given the argv it will parse, with only the command that
+ * argv names: declaring all 28 (their options, help texts) was ~2 ms of
+ * every start. Anything else (help, no command, a word that names none)
+ * gets them all, so help and suggestions stay complete.
+ */
+export function buildProgram(argv?: readonly string[]) {
+  const word = argv?.slice(2).find((a) => !a.startsWith('-'));
+  const invoked = word === undefined ? undefined : COMMANDS.find(([, words]) => words.includes(word));
   const program = new Command('git-tune')
     .description('Tune the prose of an LLM agent against a dataset, with git as the memory of the loop.\nStart with `git tune init`, then follow `git tune next`.')
     .addHelpText('after', `
@@ -61,10 +79,7 @@ ${exitCodesHelp()}`)
     // Before any subcommand is added, so they inherit it: usage errors exit 2, not 1.
     .exitOverride();
 
-  for (const command of [
-    init, next, status, config, dataset, select, batch, run, final, baseline, show, report, grade, edit, revert, undo,
-    difficult, memory, auto, fleet, demo, log, blame, review, pr, hooks, sync, importCommand,
-  ]) command.register(program);
+  for (const [command] of invoked ? [invoked] : COMMANDS) command.register(program);
   addExamples(program);
   return program;
 }
@@ -111,7 +126,7 @@ function helpOfSubcommand(program: CommandUnknownOpts, argv: string[]): string[]
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const program = buildProgram();
+  const program = buildProgram(argv);
   const debug = argv.includes('--debug');
   try {
     await program.parseAsync(helpOfSubcommand(program, argv));

@@ -77,8 +77,9 @@ export async function runEditorApi(env: Env, io: ProgramIo): Promise<number> {
 }
 
 if (process.env.TUNE_CHANGES && process.env.TUNE_PROPOSALS && process.env.TUNE_PRESET) {
-  process.exitCode = await runEditorApi(process.env, {
+  // Not a top-level await: dist/bin/ is CommonJS (scripts/bundle.mjs).
+  void runEditorApi(process.env, {
     out: (line) => process.stdout.write(`${line}\n`),
     err: (line) => process.stderr.write(`${line}\n`),
-  });
+  }).then((code) => (process.exitCode = code));
 }

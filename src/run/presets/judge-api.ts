@@ -77,8 +77,9 @@ export async function runJudgeApi(env: Env, io: ProgramIo): Promise<number> {
 }
 
 if (process.env.TUNE_OUTPUT && process.env.TUNE_RESULT && process.env.TUNE_PRESET) {
-  process.exitCode = await runJudgeApi(process.env, {
+  // Not a top-level await: dist/bin/ is CommonJS (scripts/bundle.mjs).
+  void runJudgeApi(process.env, {
     out: (line) => process.stdout.write(`${line}\n`),
     err: (line) => process.stderr.write(`${line}\n`),
-  });
+  }).then((code) => (process.exitCode = code));
 }

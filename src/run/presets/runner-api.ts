@@ -99,10 +99,9 @@ export async function runApiRunner(env: Env): Promise<Record<string, unknown>> {
 }
 
 if (process.env.TUNE_OUTPUT) {
-  try {
-    writeResult(await runApiRunner(process.env));
-  } catch (err) {
+  // Not a top-level await: dist/bin/ is CommonJS (scripts/bundle.mjs).
+  void runApiRunner(process.env).then(writeResult).catch((err: Error) => {
     // A fault of ours, not the model's: still a result, still without secrets.
-    writeResult({ answer: null, error: redactText(`the runner preset failed: ${(err as Error).stack ?? String(err)}`, secretsOf(process.env)) });
-  }
+    writeResult({ answer: null, error: redactText(`the runner preset failed: ${err.stack ?? String(err)}`, secretsOf(process.env)) });
+  });
 }
