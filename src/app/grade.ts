@@ -12,8 +12,8 @@ import type { DifficultChange, Keep, Score, Verdict } from '../core/steps.js';
 import { usageError } from '../errors.js';
 import { resolveIdentity, type Env } from '../git/identity.js';
 import { readCaseLog } from '../run/logs.js';
-import { commitSteps, targetOf, type StepCommit, type WriteContext } from './commit.js';
-import { DryRun } from './dry-run.js';
+import { landSteps, targetOf, type StepCommit, type WriteContext } from './commit.js';
+import { Plan, type DryRunnable } from './plan.js';
 import { difficultFileAfter } from './difficult.js';
 import { requireWriter } from './guards.js';
 import { casesById, heldOutInput } from './held-out.js';
@@ -52,13 +52,13 @@ function previousRun(state: TuningState, run: RunState): RunState | null {
   return earlier[earlier.length - 1] ?? null;
 }
 
-async function judgeFor(tuning: Tuning, run: RunState, results: CaseResult[], env: Env, rejudge: boolean, dryRun: boolean): Promise<JudgeFile> {
+async function judgeFor(tuning: Tuning, run: RunState, results: CaseResult[], env: Env, rejudge: boolean, dryRun: boolean): Promise<JudgeFile | Plan> {
   const config = tuning.config!;
   if (!config.judge) return {};
   const existing = (await worktreeText(tuning, judgePath(tuning, run.name))) ?? (await readText(tuning.repo, tuning.tip, judgePath(tuning, run.name)));
   if (existing && !rejudge) return judgeFileSchema.parse(JSON.parse(existing));
-  // A dry run stops before the judge starts (src/app/dry-run.ts).
-  if (dryRun) throw new DryRun([], `run the judge (${config.judge.command?.join(' ') ?? `preset ${config.judge.preset}`}) on ${run.name}'s ${results.length} cases, then record the grade`);
+  // A dry run stops before the judge starts (src/app/plan.ts).
+  if (dryRun) return new Plan([], `run the judge (${config.judge.command?.join(' ') ?? `preset ${config.judge.preset}`}) on ${run.name}'s ${results.length} cases, then record the grade`);
   // Every answer, the repeats' too (docs/method.md#noise): the majority of a case's answers decides.
   return judgeAnswers(tuning.repo.dir, config.judge, await casesById(tuning), results,
     (id, n, file) => readCaseLog(tuning.repo, tuning.name, run.name, repeatKey(id, n), file),
@@ -82,11 +82,14 @@ export function rightInBatch(state: TuningState): Map<string, boolean> {
   return out;
 }
 
-export async function draftFor(tuning: Tuning, run: RunState, env: Env, rejudge = false, dryRun = false): Promise<{ draft: Draft; judge: JudgeFile }> {
+export async function draftFor(tuning: Tuning, run: RunState, env: Env, rejudge?: boolean, dryRun?: false): Promise<{ draft: Draft; judge: JudgeFile }>;
+export async function draftFor(tuning: Tuning, run: RunState, env: Env, rejudge: boolean, dryRun: boolean | undefined): Promise<{ draft: Draft; judge: JudgeFile } | Plan>;
+export async function draftFor(tuning: Tuning, run: RunState, env: Env, rejudge = false, dryRun = false): Promise<{ draft: Draft; judge: JudgeFile } | Plan> {
   const state = tuning.state;
   const config = tuning.config!;
   const { results } = await readRunResults(tuning, run.name);
   const judge = await judgeFor(tuning, run, results, env, rejudge, dryRun);
+  if (judge instanceof Plan) return judge;
   const previous = previousRun(state, run);
   const view = viewDifficult(state, config.maxRetries);
   const batch = batchNumbered(state, run.batch);
@@ -164,10 +167,14 @@ export interface GradeOutcome {
   final?: string;
 }
 
+interface RecordGradeOptions<C> { verdict?: string; keep?: readonly string[]; why?: string; ctx: C }
+
 /** `git tune grade [--verdict X]`: validate the findings and record the grade commit. */
+export async function recordGrade(tuning: Tuning, runName: string | undefined, opts: RecordGradeOptions<WriteContext>): Promise<GradeOutcome>;
+export async function recordGrade(tuning: Tuning, runName: string | undefined, opts: RecordGradeOptions<DryRunnable<WriteContext>>): Promise<GradeOutcome | Plan>;
 export async function recordGrade(
-  tuning: Tuning, runName: string | undefined, opts: { verdict?: string; keep?: readonly string[]; why?: string; ctx: WriteContext },
-): Promise<GradeOutcome> {
+  tuning: Tuning, runName: string | undefined, opts: RecordGradeOptions<DryRunnable<WriteContext>>,
+): Promise<GradeOutcome | Plan> {
   await requireWriter(tuning);
   const config = tuning.config!;
   const run = runToGrade(tuning, runName);
@@ -187,6 +194,7 @@ export async function recordGrade(
     }
     if (text === null || run.half === null) {
       const made = await draftFor(tuning, run, opts.ctx.env, false, opts.ctx.dryRun);
+      if (made instanceof Plan) return made;
       text = text ?? made.draft.markdown;
       judge = made.judge;
       heldOut = made.draft.heldOut?.heldOut;
@@ -226,7 +234,8 @@ export async function recordGrade(
   }
   const grade: StepCommit = { ...gradeStep(tuning.name, run, decision, keepStep, heldOut, prose), changes, fromWorktree };
   // One chain, one compare-and-swap: the reverts and the grade land together or not at all.
-  const oids = await commitSteps(targetOf(tuning), [...reverts.commits, grade], opts.ctx);
+  const oids = await landSteps(targetOf(tuning), [...reverts.commits, grade], opts.ctx);
+  if (oids instanceof Plan) return oids;
   const { verdict, wrong, difficult } = decision;
   const basis = verdict === 'PASSED' && prose !== undefined ? basisRun(tuning.state, run, prose) : run;
   return {

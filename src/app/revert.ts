@@ -5,7 +5,8 @@ import { latestBatchRun } from '../core/next.js';
 import { parseMessage } from '../core/trailers.js';
 import { conflictError, historyError, usageError } from '../errors.js';
 import type { FileChange } from '../git/types.js';
-import { commitSteps, targetOf, type StepCommit, type WriteContext } from './commit.js';
+import { landSteps, targetOf, type StepCommit, type WriteContext } from './commit.js';
+import { Plan, type DryRunnable } from './plan.js';
 import { requireWriter } from './guards.js';
 import type { Tuning } from './tuning.js';
 
@@ -125,12 +126,17 @@ export async function planRevert(
   return { commits, files, edits };
 }
 
-export async function revertEdits(tuning: Tuning, commit: string | undefined, ctx: WriteContext): Promise<RevertPlan & { commits: string[] }> {
+export type Reverted = RevertPlan & { commits: string[] };
+
+export async function revertEdits(tuning: Tuning, commit: string | undefined, ctx: WriteContext): Promise<Reverted>;
+export async function revertEdits(tuning: Tuning, commit: string | undefined, ctx: DryRunnable<WriteContext>): Promise<Reverted | Plan>;
+export async function revertEdits(tuning: Tuning, commit: string | undefined, ctx: DryRunnable<WriteContext>): Promise<Reverted | Plan> {
   await requireWriter(tuning);
   const { targets, kept } = editsToRevert(tuning, commit);
   const ordered = [...targets].sort((a, b) => b.index - a.index);
   if (ordered.length === 0) return { reverted: [], kept, commits: [] };
   const plan = await planRevert(tuning, ordered);
-  const oids = await commitSteps(targetOf(tuning), plan.commits, ctx);
+  const oids = await landSteps(targetOf(tuning), plan.commits, ctx);
+  if (oids instanceof Plan) return oids;
   return { reverted: ordered.map((edit, i) => ({ edit, files: plan.files[i]! })), kept, commits: oids };
 }
