@@ -69,7 +69,10 @@ const asWritten = (plan: readonly PlannedCommit[]): PlannedCommit[] => plan.map(
 
 /** `args --dry-run`, then `args`: the commits written are the plan. */
 async function appliesItsPlan(repo: TempRepo, args: string[], env: Record<string, string> = {}): Promise<PlannedCommit[]> {
+  const refs = () => repo.git('for-each-ref', '--format=%(refname) %(objectname)');
+  const untouched = refs();
   const plan = await planOf(repo, args);
+  expect(refs(), `git tune ${args.join(' ')} --dry-run wrote`).toBe(untouched);
   expect(plan.length, `git tune ${args.join(' ')} --dry-run planned no commit`).toBeGreaterThan(0);
   const before = repo.git('rev-parse', 'HEAD').trim();
   await ok(repo, args, env);
@@ -106,6 +109,31 @@ describe('a real run writes the commits its dry run printed', () => {
     await appliesItsPlan(repo, ['edit']);
     const revert = await appliesItsPlan(repo, ['revert']);
     expect(revert[0]!.files).toContainEqual({ path: 'agents/prompt.md', deleted: false });
+  });
+
+  it('final --ci --commit on a final check run but not graded: its grade planned (before, written by the dry run), then written as planned', { timeout: 120_000 }, async () => {
+    const repo = TempRepo.create({ 'agents/prompt.md': 'Answer politely. Refunds within 30 days. Send a reset link.\n' });
+    cleanup.push(() => repo.cleanup());
+    const scratch = mkdtempSync(path.join(os.tmpdir(), 'git-tune-applies-'));
+    cleanup.push(() => rmSync(scratch, { recursive: true, force: true }));
+    const env = { TEST_INVOCATIONS: path.join(scratch, 'starts.txt') };
+    repo.write({ 'cases.yaml': CASES.map((c) => `- ${JSON.stringify(c)}`).join('\n') + '\n' });
+    repo.git('add', 'cases.yaml');
+    repo.git('commit', '-q', '-m', 'the cases');
+    await ok(repo, ['init', 'desk', '--prose', 'agents/**/*.md', '--runner', `node ${RUNNER}`, '--dataset', 'cases.yaml', '--no-hooks']);
+    await ok(repo, ['select']);
+    // Every case right from the start: each run is graded PASSED, until the final check is due.
+    for (let i = 0; i < 12; i++) {
+      const step = JSON.parse(await ok(repo, ['next', '--json'])) as { kind: string; command: string | null };
+      if (step.kind === 'final') break;
+      if (step.kind === 'grade') {
+        await ok(repo, ['grade', '--draft']);
+        await ok(repo, ['grade', '--verdict', 'PASSED']);
+      } else await ok(repo, step.command!.split(' ').slice(2), env);
+    }
+    await ok(repo, ['final'], env);
+    const plan = await appliesItsPlan(repo, ['final', '--ci', '--commit']);
+    expect(plan.map((c) => c.message)).toEqual([expect.stringContaining('Tune-Step: grade')]);
   });
 
   it('import: the chain, its run tags, and the edits its reverts name', { timeout: 60_000 }, async () => {
