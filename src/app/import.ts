@@ -149,6 +149,7 @@ export interface ImportResult {
  * chain it undoes, so each commit's id is known before the next is made),
  * then one compare-and-swap creates the branch, the run tags follow, and
  * HEAD moves to it with its files checked out, as `git tune init` does.
+ * A dry run makes the same checks and returns the chain's plan.
  */
 export async function applyImport(repo: GitRepo, plan: ImportPlan, ctx: DryRunnable<WriteContext>): Promise<ImportResult | Plan> {
   return withToolLock(repo.gitdir, plan.tuning, 'git tune import', () => applyImportLocked(repo, plan, ctx));
