@@ -8,10 +8,10 @@ import { renderPlan } from './dry-run.js';
  * the command and its flags, `act(command, run)` attaches `run`. The
  * arguments and options `run` takes are checked against the declared ones
  * (commander's extra typings infer them from the flags), so a flag renamed or
- * retyped fails the build. A `run` that returns a Plan was a dry run: the
- * plan is printed (src/app/plan.ts). Command files import their use cases inside `run`
- * (`await import(...)`): `--help` and `--version` load no command body, no
- * git library, no zod.
+ * retyped fails the build. A `run` that returns a Plan was a dry run: `act`
+ * prints the plan (src/app/plan.ts). Command files import their use cases
+ * inside `run` (`await import(...)`): `--help` and `--version` load no
+ * command body, no git library, no zod.
  */
 
 /**

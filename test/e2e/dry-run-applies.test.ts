@@ -80,17 +80,21 @@ async function appliesItsPlan(repo: TempRepo, args: string[], env: Record<string
   return plan;
 }
 
+/** A project with its prose and cases.yaml committed, and the env that has the runner fixture count its starts in a scratch file. */
+function withCases(prose: string): { repo: TempRepo; env: Record<string, string> } {
+  const repo = TempRepo.create({ 'agents/prompt.md': prose });
+  cleanup.push(() => repo.cleanup());
+  const scratch = mkdtempSync(path.join(os.tmpdir(), 'git-tune-applies-'));
+  cleanup.push(() => rmSync(scratch, { recursive: true, force: true }));
+  repo.write({ 'cases.yaml': CASES.map((c) => `- ${JSON.stringify(c)}`).join('\n') + '\n' });
+  repo.git('add', 'cases.yaml');
+  repo.git('commit', '-q', '-m', 'the cases');
+  return { repo, env: { TEST_INVOCATIONS: path.join(scratch, 'starts.txt') } };
+}
+
 describe('a real run writes the commits its dry run printed', () => {
   it('dataset import, config set, grade, difficult add, edit, revert', { timeout: 120_000 }, async () => {
-    const repo = TempRepo.create({ 'agents/prompt.md': 'Answer politely.\n' });
-    cleanup.push(() => repo.cleanup());
-    const scratch = mkdtempSync(path.join(os.tmpdir(), 'git-tune-applies-'));
-    cleanup.push(() => rmSync(scratch, { recursive: true, force: true }));
-    const env = { TEST_INVOCATIONS: path.join(scratch, 'starts.txt') };
-    const yaml = (cases: readonly object[]) => cases.map((c) => `- ${JSON.stringify(c)}`).join('\n') + '\n';
-    repo.write({ 'cases.yaml': yaml(CASES) });
-    repo.git('add', 'cases.yaml');
-    repo.git('commit', '-q', '-m', 'the cases');
+    const { repo, env } = withCases('Answer politely.\n');
     await ok(repo, ['init', 'desk', '--prose', 'agents/**/*.md', '--runner', `node ${RUNNER}`, '--no-hooks']);
 
     await appliesItsPlan(repo, ['dataset', 'import', 'cases.yaml']);
@@ -112,14 +116,7 @@ describe('a real run writes the commits its dry run printed', () => {
   });
 
   it('final --ci --commit on a final check run but not graded: its grade planned (before, written by the dry run), then written as planned', { timeout: 120_000 }, async () => {
-    const repo = TempRepo.create({ 'agents/prompt.md': 'Answer politely. Refunds within 30 days. Send a reset link.\n' });
-    cleanup.push(() => repo.cleanup());
-    const scratch = mkdtempSync(path.join(os.tmpdir(), 'git-tune-applies-'));
-    cleanup.push(() => rmSync(scratch, { recursive: true, force: true }));
-    const env = { TEST_INVOCATIONS: path.join(scratch, 'starts.txt') };
-    repo.write({ 'cases.yaml': CASES.map((c) => `- ${JSON.stringify(c)}`).join('\n') + '\n' });
-    repo.git('add', 'cases.yaml');
-    repo.git('commit', '-q', '-m', 'the cases');
+    const { repo, env } = withCases('Answer politely. Refunds within 30 days. Send a reset link.\n');
     await ok(repo, ['init', 'desk', '--prose', 'agents/**/*.md', '--runner', `node ${RUNNER}`, '--dataset', 'cases.yaml', '--no-hooks']);
     await ok(repo, ['select']);
     // Every case right from the start: each run is graded PASSED, until the final check is due.
