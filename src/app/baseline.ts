@@ -15,10 +15,10 @@ import { resolveCommand } from '../run/presets/index.js';
 import { makeScratch, removeScratch } from '../run/scratch.js';
 import { RunStore } from '../run/store.js';
 import { commitStep, targetOf } from './commit.js';
-import { DryRun } from './dry-run.js';
 import { requireWriter } from './guards.js';
 import { casesById } from './held-out.js';
 import { judgeRun } from './judge.js';
+import { Plan, type DryRunnable } from './plan.js';
 import { refuseIf } from './refuse.js';
 import { runCasesKept, type RunContext } from './run.js';
 import { reloadTuning, type Tuning } from './tuning.js';
@@ -42,12 +42,12 @@ export interface BaselineOutcome {
 /** The name the baseline's cases run under (TUNE_RUN), and its store of finished cases in this clone. */
 export const BASELINE_RUN = 'baseline';
 
-export async function runBaseline(opened: Tuning, opts: { concurrency?: number; heldOutOnly?: boolean }, ctx: RunContext): Promise<BaselineOutcome> {
+export async function runBaseline(opened: Tuning, opts: { concurrency?: number; heldOutOnly?: boolean }, ctx: DryRunnable<RunContext>): Promise<BaselineOutcome | Plan> {
   await requireWriter(opened);
   return withToolLock(opened.repo.gitdir, opened.name, 'git tune baseline', () => runBaselineLocked(opened, opts, ctx));
 }
 
-async function runBaselineLocked(opened: Tuning, opts: { concurrency?: number; heldOutOnly?: boolean }, ctx: RunContext): Promise<BaselineOutcome> {
+async function runBaselineLocked(opened: Tuning, opts: { concurrency?: number; heldOutOnly?: boolean }, ctx: DryRunnable<RunContext>): Promise<BaselineOutcome | Plan> {
   const tuning = await reloadTuning(opened);
   await requireWriter(tuning);
   const config = tuning.config;
@@ -66,7 +66,7 @@ async function runBaselineLocked(opened: Tuning, opts: { concurrency?: number; h
   const spent = { ...tuning.state.usage };
   refuseIf(budgetRefusal('the baseline', config.budget, spent));
   if (ctx.dryRun) {
-    throw new DryRun([], `copy the tree of the init commit ${init.slice(0, 7)} to a temporary folder, run ${ids.length} cases there (${selection.length} of the selection, ${heldOut.length} held-out), remove the folder, then record a baseline commit`);
+    return new Plan([], `copy the tree of the init commit ${init.slice(0, 7)} to a temporary folder, run ${ids.length} cases there (${selection.length} of the selection, ${heldOut.length} held-out), remove the folder, then record a baseline commit`);
   }
   const heldSet = new Set(heldOut.map((c) => c.id));
   const concurrency = opts.concurrency ?? config.concurrency;

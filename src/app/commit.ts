@@ -15,7 +15,7 @@ import { diskFullPoint } from '../faults/enospc.js';
 import { isSpaceError } from '../git/disk-full.js';
 import { writeFileAtomic } from '../git/lockfile.js';
 import { carryTagsSettled, moveAside, offTheBranch } from './abandon.js';
-import { DryRun } from './dry-run.js';
+import { Plan, type DryRunnable, type PlannedCommit, type Writes } from './plan.js';
 import { clearJournal, writeJournal } from './recover.js';
 import { reportChanges, withReports } from './reports.js';
 import { assertCleanGitState } from './tuning.js';
@@ -75,11 +75,10 @@ export interface CommitTarget {
   history?: () => readonly HistoryCommit[];
 }
 
-export interface WriteContext {
+/** What a step is written with; never a dry run (a dry run's steps go to `landSteps`, which plans them). */
+export interface WriteContext extends Writes {
   env: Env;
   now: Date;
-  /** `--dry-run`: write nothing; throw the planned commits as a DryRun (src/app/dry-run.ts). */
-  dryRun?: boolean;
 }
 
 async function sameAsCommitted(repo: GitRepo, parent: string | null, file: string): Promise<boolean> {
@@ -153,12 +152,26 @@ export async function commitStep(target: CommitTarget, commit: StepCommit, ctx: 
   return oids[0]!;
 }
 
+/** One step of a command that may be a dry run: its commit written, or planned (src/app/plan.ts). */
+export async function landStep(target: CommitTarget, commit: StepCommit, ctx: DryRunnable<WriteContext>, opts: ChainOptions = {}): Promise<string | Plan> {
+  const landed = await landSteps(target, [commit], ctx, opts);
+  return landed instanceof Plan ? landed : landed[0]!;
+}
+
+/**
+ * The steps of a command that may be a dry run: a real run writes them
+ * (`commitSteps`); `--dry-run` gets the plan of the very same steps.
+ */
+export async function landSteps(target: CommitTarget, commits: readonly StepCommit[], ctx: DryRunnable<WriteContext>, opts: ChainOptions = {}): Promise<string[] | Plan> {
+  if (ctx.dryRun) return new Plan(await planSteps(target, commits, opts));
+  return commitSteps(target, commits, ctx, opts);
+}
+
 /**
  * Several steps as a chain of commits that lands with one compare-and-swap:
  * all of them, or (on any failure) none.
  */
 export async function commitSteps(target: CommitTarget, commits: readonly StepCommit[], ctx: WriteContext, opts: ChainOptions = {}): Promise<string[]> {
-  if (ctx.dryRun) throw await planned(target, commits);
   // One command at a time writes a tuning's steps (a dead holder's lock is taken over: src/git/lock-owner.ts).
   const kind = opts.command ?? commits[commits.length - 1]?.step.step ?? 'step';
   return withToolLock(target.repo.gitdir, target.tuning, `git tune ${kind}`, () => commitStepsLocked(target, commits, ctx, opts));
@@ -323,15 +336,25 @@ async function readFromWorktree(repo: GitRepo, files: readonly string[]): Promis
   return out;
 }
 
-/** The commits a dry run would write, README.md and USAGE.md included: nothing is locked or written. */
-async function planned(target: CommitTarget, steps: readonly StepCommit[]): Promise<DryRun> {
-  const commits = await withReports(target, steps);
-  return new DryRun(commits.map((c) => ({
-    subject: c.subject,
-    message: formatStep(c.step, c.subject, c.body ?? ''),
-    files: [...c.changes].map(([file, change]) => ({ path: file, deleted: change === null })),
-    tags: (c.tags ?? []).map((run) => tagName(c.step.tuning, run)),
-  })));
+/**
+ * The commits `commitSteps` would write, as a dry run prints them: nothing is
+ * locked or written. README.md and USAGE.md are in each commit, as written;
+ * a chain whose reports go into its last commit only (an import) renders
+ * them from the commit ids, unknown before it is written: the plan leaves
+ * them out (the import's `then` says so), and a revert of an edit of the
+ * chain names it by its place in the plan.
+ */
+export async function planSteps(target: CommitTarget, steps: readonly StepCommit[], opts: ChainOptions = {}): Promise<PlannedCommit[]> {
+  const commits = opts.reports === 'last-commit' ? steps : await withReports(target, steps);
+  return commits.map((c) => {
+    const step = c.revertsInChain ? { ...c.step, reverts: c.revertsInChain.map((i) => `<commit ${i + 1} of the plan>`) } as Step : c.step;
+    return {
+      subject: c.subject,
+      message: formatStep(step, c.subject, c.body ?? ''),
+      files: [...c.changes].map(([file, change]) => ({ path: file, deleted: change === null })),
+      tags: (c.tags ?? []).map((run) => tagName(c.step.tuning, run)),
+    };
+  });
 }
 
 /** The first `count` commits of a chain, `commitAt(i, ids written before it)` each; a long chain as a few packs. */

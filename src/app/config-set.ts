@@ -1,9 +1,10 @@
 import type { Config } from '../contracts/config.js';
 import { splitArgs } from '../core/argv.js';
-import { commitStep, targetOf, type WriteContext } from './commit.js';
+import { landStep, targetOf, type WriteContext } from './commit.js';
 import { configPath } from '../core/paths.js';
 import { parseCliValue, setConfigValues } from './config-file.js';
 import { requireWriter } from './guards.js';
+import { Plan, type DryRunnable } from './plan.js';
 import type { Tuning } from './tuning.js';
 
 /** A value as `config set` reads it: YAML, and `command` keys take a command line (`node agent.js`) or a list. */
@@ -20,13 +21,21 @@ export function configValue(key: string, text: string): unknown {
  * one commit; null when they already had those values. `dropped`: a role's
  * `command` or `preset` the new value replaces (a role runs one of them).
  */
-export async function setConfig(tuning: Tuning, key: string, value: unknown, ctx: WriteContext, more: ReadonlyArray<readonly [string, unknown]> = []): Promise<{ commit: string | null; config: Config; dropped: string[] }> {
+export interface ConfigSet {
+  commit: string | null;
+  config: Config;
+  dropped: string[];
+}
+
+export async function setConfig(tuning: Tuning, key: string, value: unknown, ctx: WriteContext, more?: ReadonlyArray<readonly [string, unknown]>): Promise<ConfigSet>;
+export async function setConfig(tuning: Tuning, key: string, value: unknown, ctx: DryRunnable<WriteContext>, more?: ReadonlyArray<readonly [string, unknown]>): Promise<ConfigSet | Plan>;
+export async function setConfig(tuning: Tuning, key: string, value: unknown, ctx: DryRunnable<WriteContext>, more: ReadonlyArray<readonly [string, unknown]> = []): Promise<ConfigSet | Plan> {
   await requireWriter(tuning);
   const file = configPath(tuning.dir);
   const pairs = [[key, value] as const, ...more];
   const { text, config, dropped } = setConfigValues(tuning.configText ?? '', pairs, file);
   if (text === tuning.configText) return { commit: null, config, dropped };
-  const commit = await commitStep(
+  const commit = await landStep(
     targetOf(tuning),
     {
       step: { step: 'config', tuning: tuning.name, keys: pairs.map(([k]) => k), difficult: [] },
@@ -35,5 +44,6 @@ export async function setConfig(tuning: Tuning, key: string, value: unknown, ctx
     },
     ctx,
   );
+  if (commit instanceof Plan) return commit;
   return { commit, config, dropped };
 }

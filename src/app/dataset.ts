@@ -2,9 +2,10 @@ import { datasetRev, type Case } from '../contracts/dataset.js';
 import { heldOutClashes } from '../core/held-out.js';
 import { datasetPath, heldOutPath } from '../core/paths.js';
 import { usageError } from '../errors.js';
-import { commitStep, targetOf, type WriteContext } from './commit.js';
+import { landStep, targetOf, type WriteContext } from './commit.js';
 import { formatDatasetJsonl, readDatasetInput } from './dataset-file.js';
 import { requireWriter } from './guards.js';
+import { Plan, type DryRunnable } from './plan.js';
 import type { Tuning } from './tuning.js';
 
 /** What `dataset import` (or `init --dataset/--held-out`) read: either may be absent, not both. */
@@ -39,7 +40,7 @@ export const importDataset = {
     if (prepared.cases && prepared.heldOut) refuseClashes(heldOutClashes(prepared.cases, prepared.heldOut));
   },
 
-  async apply(tuning: Tuning, prepared: DatasetImport, ctx: WriteContext): Promise<DatasetImportResult> {
+  async apply(tuning: Tuning, prepared: DatasetImport, ctx: DryRunnable<WriteContext>): Promise<DatasetImportResult | Plan> {
     await requireWriter(tuning);
     const cases = prepared.cases ?? (tuning.state.dataset ? await tuning.loadDataset() : null);
     if (cases === null) {
@@ -60,7 +61,7 @@ export const importDataset = {
     if (dataChanged) changes.set(datasetPath(tuning.dir), { content: formatDatasetJsonl(cases) });
     if (heldChanged) changes.set(heldOutPath(tuning.dir), { content: formatDatasetJsonl(heldOut) });
     const held = heldInfo ? `; held-out set of ${heldInfo.cases} case${heldInfo.cases === 1 ? '' : 's'}` : '';
-    const oid = await commitStep(
+    const oid = await landStep(
       targetOf(tuning),
       {
         step: { step: 'dataset', tuning: tuning.name, cases: cases.length, rev, ...(heldInfo ? { heldOut: heldInfo } : {}), difficult: [] },
@@ -69,6 +70,7 @@ export const importDataset = {
       },
       ctx,
     );
+    if (oid instanceof Plan) return oid;
     return { oid, rev, changed: dataChanged, heldOut: heldInfo && { ...heldInfo, changed: heldChanged } };
   },
 };

@@ -5,8 +5,9 @@ import { notesById, planDifficult, type DifficultFileRead, type DifficultInput }
 import { difficultPath as difficultFileOf } from '../core/paths.js';
 import type { DifficultChange } from '../core/steps.js';
 import { usageError } from '../errors.js';
-import { commitStep, targetOf, type WriteContext } from './commit.js';
+import { landStep, targetOf, type WriteContext } from './commit.js';
 import { requireWriter } from './guards.js';
+import { Plan, type DryRunnable } from './plan.js';
 import { readText, type Tuning } from './tuning.js';
 
 /**
@@ -124,8 +125,8 @@ export async function recordDifficult(
   tuning: Tuning,
   change: DifficultChange,
   note: string | undefined,
-  ctx: WriteContext,
-): Promise<DifficultOutcome> {
+  ctx: DryRunnable<WriteContext>,
+): Promise<DifficultOutcome | Plan> {
   await requireWriter(tuning);
   if (change.op === 'add' && !(DIFFICULT_REASONS as readonly string[]).includes(change.reason)) {
     throw usageError('bad-reason', `--why must be one of ${DIFFICULT_REASONS.join(', ')} (found "${change.reason}")`, `git tune difficult add ${change.id} --why wrong`);
@@ -139,12 +140,13 @@ export async function recordDifficult(
     : moved.op === 'add'
       ? `tune(${tuning.name}): difficult add ${moved.id} (${moved.reason})`
       : `tune(${tuning.name}): difficult fix ${moved.id}`;
-  const commit = await commitStep(targetOf(tuning), {
+  const commit = await landStep(targetOf(tuning), {
     step: { step: 'difficult', tuning: tuning.name, difficult: plan.changes },
     subject,
     body: note?.trim() ? `Note: ${note.trim()}` : '',
     changes: new Map([[plan.file.path, { content: plan.file.content }]]),
   }, ctx);
+  if (commit instanceof Plan) return commit;
   const view = viewDifficult(plan.state, maxRetriesOf(tuning)).find((v) => v.id === change.id)!;
   const fileNotes = (JSON.parse(plan.file.content) as DifficultFile).find((e) => e.id === change.id)?.notes ?? [];
   return {

@@ -6,9 +6,10 @@ import { defaultAims } from '../core/fold.js';
 import { describeQuote, heldOutQuotes, type AddedText } from '../core/held-out.js';
 import { usageError } from '../errors.js';
 import type { FileChange } from '../git/types.js';
-import { commitStep, targetOf, type WriteContext } from './commit.js';
+import { landStep, targetOf, type WriteContext } from './commit.js';
 import { nextFor } from './decide.js';
 import { requireWriter } from './guards.js';
+import { Plan, type DryRunnable } from './plan.js';
 import { uncommittedProse } from './prose.js';
 import { orRefuse, refuseIf } from './refuse.js';
 import { readText, type Tuning } from './tuning.js';
@@ -31,7 +32,9 @@ export interface EditOutcome {
   commit: string;
 }
 
-export async function recordEdit(tuning: Tuning, paths: readonly string[], ctx: WriteContext): Promise<EditOutcome> {
+export async function recordEdit(tuning: Tuning, paths: readonly string[], ctx: WriteContext): Promise<EditOutcome>;
+export async function recordEdit(tuning: Tuning, paths: readonly string[], ctx: DryRunnable<WriteContext>): Promise<EditOutcome | Plan>;
+export async function recordEdit(tuning: Tuning, paths: readonly string[], ctx: DryRunnable<WriteContext>): Promise<EditOutcome | Plan> {
   await requireWriter(tuning);
   const config = tuning.config!;
   const run = orRefuse(editRun(tuning.state, () => nextFor(tuning)));
@@ -64,11 +67,12 @@ export async function recordEdit(tuning: Tuning, paths: readonly string[], ctx: 
   refuseHeldOutQuotes(heldOutQuotes(addedByFile, await tuning.loadHeldOut()));
   files.set(changesFile, { content: changes! });
   const plan = orRefuse(planEdit({ tuning: tuning.name, run, files: edited, changesFile, fresh, dataset, added }));
-  const commit = await commitStep(targetOf(tuning), {
+  const commit = await landStep(targetOf(tuning), {
     step: plan.step, subject: plan.subject, body: plan.body,
     changes: files,
     fromWorktree: new Set(files.keys()),
   }, ctx);
+  if (commit instanceof Plan) return commit;
   return { run: run.name, files: edited, aims: plan.aims ?? defaultAims(run), warnings: plan.warnings, commit };
 }
 

@@ -37,6 +37,7 @@ import { refuseIf } from './refuse.js';
 import { readRunResults } from './results.js';
 import { preflightRun, recordRun, requireNoUnconfirmedEdits, runCasePool, runDue, runRepeats, startRun, type RunContext } from './run.js';
 import { keptUsage, repeatStore } from './repeats.js';
+import { Plan, type DryRunnable } from './plan.js';
 import { loadTuning, openTuning, readText, type Tuning } from './tuning.js';
 import { localPath } from '../core/paths.js';
 
@@ -531,7 +532,9 @@ async function recordResultSetLocked(tuning: Tuning, set: ResultSet, ctx: RunCon
  * same): with the shards' judge verdicts when they judged, put where the
  * grade reads them, so the judge does not run twice.
  */
-async function gradeRecordedFinal(tuning: Tuning, judge: JudgeFile | null, ctx: RunContext): Promise<{ report: FinalReport; commit: string }> {
+async function gradeRecordedFinal(tuning: Tuning, judge: JudgeFile | null, ctx: RunContext): Promise<{ report: FinalReport; commit: string }>;
+async function gradeRecordedFinal(tuning: Tuning, judge: JudgeFile | null, ctx: DryRunnable<RunContext>): Promise<{ report: FinalReport; commit: string } | Plan>;
+async function gradeRecordedFinal(tuning: Tuning, judge: JudgeFile | null, ctx: DryRunnable<RunContext>): Promise<{ report: FinalReport; commit: string } | Plan> {
   // The latest final check: a VOID one's re-run is `final-check-run2`, ….
   const name = tuning.state.final[tuning.state.final.length - 1]?.name ?? FINAL_RUN;
   const judgeFile = path.join(tuning.repo.dir, judgePath(tuning, name));
@@ -541,7 +544,11 @@ async function gradeRecordedFinal(tuning: Tuning, judge: JudgeFile | null, ctx: 
     await fs.writeFile(judgeFile, `${JSON.stringify(judge, null, 2)}\n`);
   }
   try {
-    const outcome = await recordGrade(tuning, name, { ctx: { env: ctx.env, now: ctx.clock() } });
+    const outcome = await recordGrade(tuning, name, { ctx: ctx.dryRun ? { env: ctx.env, now: ctx.clock(), dryRun: true } : { env: ctx.env, now: ctx.clock() } });
+    if (outcome instanceof Plan) {
+      if (placed) await fs.rm(judgeFile, { force: true });
+      return outcome;
+    }
     const after = await loadTuning(tuning.repo, tuning.name);
     return { report: await reportOfRecorded(after), commit: outcome.commit };
   } catch (err) {
@@ -573,13 +580,13 @@ export async function reportOfRecorded(tuning: Tuning): Promise<FinalReport> {
  * it (run-start and run commits, tag, logs), then graded automatically. A
  * final check that finished but was not graded is only graded.
  */
-export async function runAndRecordFinal(cwd: string, opts: { concurrency?: number; target?: string }, ctx: RunContext): Promise<FinalReport> {
+export async function runAndRecordFinal(cwd: string, opts: { concurrency?: number; target?: string }, ctx: DryRunnable<RunContext>): Promise<FinalReport | Plan> {
   const opened = await openTuning(cwd);
   await requireWriter(opened);
   return withToolLock(opened.repo.gitdir, opened.name, 'git tune final --ci --commit', () => runAndRecordFinalLocked(opened, opts, ctx));
 }
 
-async function runAndRecordFinalLocked(opened: Tuning, opts: { concurrency?: number; target?: string }, ctx: RunContext): Promise<FinalReport> {
+async function runAndRecordFinalLocked(opened: Tuning, opts: { concurrency?: number; target?: string }, ctx: DryRunnable<RunContext>): Promise<FinalReport | Plan> {
   let tuning = await loadTuning(opened.repo, opened.name);
   const last = tuning.state.final[tuning.state.final.length - 1];
   // A VOID final check said nothing: it runs again (a new run of the final check), as `git tune final` runs it.
@@ -589,10 +596,13 @@ async function runAndRecordFinalLocked(opened: Tuning, opts: { concurrency?: num
   }
   if (!last?.finished || voided) {
     const outcome = await runDue(tuning, { final: true, concurrency: opts.concurrency, target: opts.target }, ctx);
+    if (outcome instanceof Plan) return outcome.followedBy('start the runner on each case, then record the run (a tagged commit) and its grade');
     if (!outcome.finished) throw unfinished(outcome.stopped, 'git tune final --ci --commit');
     tuning = await loadTuning(tuning.repo, tuning.name);
   }
-  return (await gradeRecordedFinal(tuning, null, ctx)).report;
+  // A final check that finished but was not graded: a dry run plans its grade (and starts no judge).
+  const graded = await gradeRecordedFinal(tuning, null, ctx);
+  return graded instanceof Plan ? graded : graded.report;
 }
 
 /** The line every final report shows next to its verdict: right / wrong / stuck with counts and ids, the rate and its interval. */

@@ -8,10 +8,10 @@ import { configPath, datasetPath, selectionPath, tuningDir } from '../core/paths
 import { usageError } from '../errors.js';
 import { openRepo } from '../git/open.js';
 import type { GitRepo } from '../git/types.js';
-import { commitSteps, type StepCommit, type WriteContext } from './commit.js';
+import { commitSteps, planSteps, type StepCommit, type WriteContext } from './commit.js';
 import { setConfigValue } from './config-file.js';
 import { nextFor } from './decide.js';
-import { DryRun, type PlannedCommit } from './dry-run.js';
+import { Plan, type DryRunnable } from './plan.js';
 import { listTunings, loadTuning, readText, startTuning, type Tuning } from './tuning.js';
 
 /**
@@ -66,7 +66,9 @@ export interface FleetCreated {
  * config: <name>'s, `target` set), then <name>'s dataset and selection when
  * it has them. Everything is checked before the first write; HEAD stays.
  */
-export async function createFleet(cwd: string, fleet: string, targets: readonly string[], ctx: WriteContext): Promise<FleetCreated> {
+export async function createFleet(cwd: string, fleet: string, targets: readonly string[], ctx: WriteContext): Promise<FleetCreated>;
+export async function createFleet(cwd: string, fleet: string, targets: readonly string[], ctx: DryRunnable<WriteContext>): Promise<FleetCreated | Plan>;
+export async function createFleet(cwd: string, fleet: string, targets: readonly string[], ctx: DryRunnable<WriteContext>): Promise<FleetCreated | Plan> {
   const repo = await openRepo(cwd);
   if (parseFleetTuning(fleet)) {
     throw usageError('bad-tuning-name', `${fleet} is already one target's tuning of a fleet; a fleet starts from a plain tuning`, `git tune fleet ${parseFleetTuning(fleet)!.fleet} --targets <a>,<b>`);
@@ -99,17 +101,10 @@ export async function createFleet(cwd: string, fleet: string, targets: readonly 
     readText(repo, source.tip, selectionPath(source.dir)),
   ]);
   const chains = targets.map((target) => ({ target, tuning: fleetTuningName(fleet, target), commits: chainFor(source, fleetTuningName(fleet, target), target, dataset, selection) }));
+  // A dry run plans each branch's chain: the commits the loop below writes.
   if (ctx.dryRun) {
-    const planned: PlannedCommit[] = [];
-    for (const chain of chains) {
-      try {
-        await commitSteps(newBranch(repo, chain.tuning, source.tip), chain.commits, ctx);
-      } catch (err) {
-        if (!(err instanceof DryRun)) throw err;
-        planned.push(...err.commits);
-      }
-    }
-    throw new DryRun(planned, `create ${chains.map((c) => branchName(c.tuning)).join(', ')} at ${source.tip.slice(0, 7)}; HEAD stays where it is`);
+    const planned = await Promise.all(chains.map((chain) => planSteps(newBranch(repo, chain.tuning, source.tip), chain.commits)));
+    return new Plan(planned.flat(), `create ${chains.map((c) => branchName(c.tuning)).join(', ')} at ${source.tip.slice(0, 7)}; HEAD stays where it is`);
   }
   const members: FleetCreated['members'] = [];
   try {

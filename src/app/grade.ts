@@ -11,10 +11,10 @@ import type { DifficultChange, Verdict } from '../core/steps.js';
 import { usageError } from '../errors.js';
 import { resolveIdentity, type Env } from '../git/identity.js';
 import { readCaseLog } from '../run/logs.js';
-import { commitSteps, targetOf, type WriteContext } from './commit.js';
-import { DryRun } from './dry-run.js';
+import { landSteps, targetOf, type WriteContext } from './commit.js';
 import { difficultInput } from './difficult.js';
 import { parseDifficultLines } from '../core/difficult-lines.js';
+import { Plan, type DryRunnable } from './plan.js';
 import { requireWriter } from './guards.js';
 import { casesById, heldOutInput } from './held-out.js';
 import { renderSideBySidePlain, sideBySide } from '../core/held-out.js';
@@ -52,13 +52,13 @@ function previousRun(state: TuningState, run: RunState): RunState | null {
   return earlier[earlier.length - 1] ?? null;
 }
 
-async function judgeFor(tuning: Tuning, run: RunState, results: CaseResult[], env: Env, rejudge: boolean, dryRun: boolean): Promise<JudgeFile> {
+async function judgeFor(tuning: Tuning, run: RunState, results: CaseResult[], env: Env, rejudge: boolean, dryRun: boolean): Promise<JudgeFile | Plan> {
   const config = tuning.config!;
   if (!config.judge) return {};
   const existing = (await worktreeText(tuning, judgePath(tuning, run.name))) ?? (await readText(tuning.repo, tuning.tip, judgePath(tuning, run.name)));
   if (existing && !rejudge) return judgeFileSchema.parse(JSON.parse(existing));
-  // A dry run stops before the judge starts (src/app/dry-run.ts).
-  if (dryRun) throw new DryRun([], `run the judge (${config.judge.command?.join(' ') ?? `preset ${config.judge.preset}`}) on ${run.name}'s ${results.length} cases, then record the grade`);
+  // A dry run stops before the judge starts (src/app/plan.ts).
+  if (dryRun) return new Plan([], `run the judge (${config.judge.command?.join(' ') ?? `preset ${config.judge.preset}`}) on ${run.name}'s ${results.length} cases, then record the grade`);
   // Every answer, the repeats' too (docs/method.md#noise): the majority of a case's answers decides.
   return judgeAnswers(tuning.repo.dir, config.judge, await casesById(tuning), results,
     (id, n, file) => readCaseLog(tuning.repo, tuning.name, run.name, repeatKey(id, n), file),
@@ -82,11 +82,14 @@ export function rightInBatch(state: TuningState): Map<string, boolean> {
   return out;
 }
 
-export async function draftFor(tuning: Tuning, run: RunState, env: Env, rejudge = false, dryRun = false): Promise<{ draft: Draft; judge: JudgeFile }> {
+export async function draftFor(tuning: Tuning, run: RunState, env: Env, rejudge?: boolean, dryRun?: false): Promise<{ draft: Draft; judge: JudgeFile }>;
+export async function draftFor(tuning: Tuning, run: RunState, env: Env, rejudge: boolean, dryRun: boolean | undefined): Promise<{ draft: Draft; judge: JudgeFile } | Plan>;
+export async function draftFor(tuning: Tuning, run: RunState, env: Env, rejudge = false, dryRun = false): Promise<{ draft: Draft; judge: JudgeFile } | Plan> {
   const state = tuning.state;
   const config = tuning.config!;
   const { results } = await readRunResults(tuning, run.name);
   const judge = await judgeFor(tuning, run, results, env, rejudge, dryRun);
+  if (judge instanceof Plan) return judge;
   const previous = previousRun(state, run);
   const view = viewDifficult(state, config.maxRetries);
   const batch = batchNumbered(state, run.batch);
@@ -164,19 +167,25 @@ export interface GradeOutcome {
   final?: string;
 }
 
+interface RecordGradeOptions<C> { verdict?: string; keep?: readonly string[]; why?: string; ctx: C }
+
 /** `git tune grade [--verdict X]`: gather what the grade reads, decide it in core (`planGrade`), write its chain once. */
+export async function recordGrade(tuning: Tuning, runName: string | undefined, opts: RecordGradeOptions<WriteContext>): Promise<GradeOutcome>;
+export async function recordGrade(tuning: Tuning, runName: string | undefined, opts: RecordGradeOptions<DryRunnable<WriteContext>>): Promise<GradeOutcome | Plan>;
 export async function recordGrade(
-  tuning: Tuning, runName: string | undefined, opts: { verdict?: string; keep?: readonly string[]; why?: string; ctx: WriteContext },
-): Promise<GradeOutcome> {
+  tuning: Tuning, runName: string | undefined, opts: RecordGradeOptions<DryRunnable<WriteContext>>,
+): Promise<GradeOutcome | Plan> {
   await requireWriter(tuning);
   const run = runToGrade(tuning, runName);
   const forced = orRefuse(parseVerdictOption(opts.verdict));
   const keep = opts.keep ?? [];
   refuseIf(keepOptionsRefusal(keep, opts.why));
   const evidence = await gradeEvidence(tuning, run, { forced, keep, why: opts.why, ctx: opts.ctx });
+  if (evidence instanceof Plan) return evidence;
   const plan = orRefuse(planGrade(evidence));
   // One chain, one compare-and-swap: the reverts and the grade land together or not at all.
-  const oids = await commitSteps(targetOf(tuning), plan.commits, opts.ctx);
+  const oids = await landSteps(targetOf(tuning), plan.commits, opts.ctx);
+  if (oids instanceof Plan) return oids;
   const { verdict, wrong, difficult } = plan.decision;
   return {
     run: run.name, verdict, wrong, difficult, commit: oids[oids.length - 1]!,
@@ -196,8 +205,8 @@ export async function recordGrade(
  * dataset, when the findings change the list), and who keeps an edit.
  */
 async function gradeEvidence(
-  tuning: Tuning, run: RunState, opts: { forced: Verdict | undefined; keep: readonly string[]; why: string | undefined; ctx: WriteContext },
-): Promise<GradeEvidence> {
+  tuning: Tuning, run: RunState, opts: { forced: Verdict | undefined; keep: readonly string[]; why: string | undefined; ctx: DryRunnable<WriteContext> },
+): Promise<GradeEvidence | Plan> {
   const config = tuning.config!;
   const file = findingsPath(tuning, run.name);
   let text = await worktreeText(tuning, file);
@@ -209,6 +218,8 @@ async function gradeEvidence(
       throw usageError('no-findings', `${file} does not exist yet`, `git tune grade --draft   # then finish it and run: git tune grade`);
     }
     const made = await draftFor(tuning, run, opts.ctx.env, false, opts.ctx.dryRun);
+    // A dry run stops before the judge starts.
+    if (made instanceof Plan) return made;
     text = text ?? made.draft.markdown;
     judge = made.judge;
     const held = made.draft.heldOut;
@@ -232,7 +243,7 @@ async function gradeEvidence(
   };
 }
 
-async function keeperOf(tuning: Tuning, ctx: WriteContext): Promise<string> {
+async function keeperOf(tuning: Tuning, ctx: { env: Env; now: Date }): Promise<string> {
   const { author } = await resolveIdentity(tuning.repo.gitdir, ctx.env, ctx.now);
   return `${author.name} <${author.email}>`;
 }

@@ -11,9 +11,10 @@ import { branchName, branchRef, tagName, tagRef } from '../core/names.js';
 import { TuneError, usageError } from '../errors.js';
 import { withToolLock } from '../git/lock-owner.js';
 import type { FileChange, GitRepo } from '../git/types.js';
-import { commitSteps, type CommitTarget, type StepCommit, type WriteContext } from './commit.js';
+import { landSteps, type CommitTarget, type StepCommit, type WriteContext } from './commit.js';
 import { renderConfig } from './config-file.js';
 import { readDatasetInput, validateDatasetValues } from './dataset-file.js';
+import { Plan, type DryRunnable } from './plan.js';
 import { assertCleanGitState } from './tuning.js';
 
 /**
@@ -148,12 +149,13 @@ export interface ImportResult {
  * chain it undoes, so each commit's id is known before the next is made),
  * then one compare-and-swap creates the branch, the run tags follow, and
  * HEAD moves to it with its files checked out, as `git tune init` does.
+ * A dry run makes the same checks and returns the chain's plan.
  */
-export async function applyImport(repo: GitRepo, plan: ImportPlan, ctx: WriteContext): Promise<ImportResult> {
+export async function applyImport(repo: GitRepo, plan: ImportPlan, ctx: DryRunnable<WriteContext>): Promise<ImportResult | Plan> {
   return withToolLock(repo.gitdir, plan.tuning, 'git tune import', () => applyImportLocked(repo, plan, ctx));
 }
 
-async function applyImportLocked(repo: GitRepo, plan: ImportPlan, ctx: WriteContext): Promise<ImportResult> {
+async function applyImportLocked(repo: GitRepo, plan: ImportPlan, ctx: DryRunnable<WriteContext>): Promise<ImportResult | Plan> {
   const ref = branchRef(plan.tuning);
   if (await repo.resolveRef(ref)) {
     throw usageError('tuning-exists', `tuning ${plan.tuning} already exists (branch ${branchName(plan.tuning)})`,
@@ -185,7 +187,10 @@ async function applyImportLocked(repo: GitRepo, plan: ImportPlan, ctx: WriteCont
     ...(step.reverts ? { revertsInChain: step.reverts } : {}),
   }));
   const target: CommitTarget = { repo, ref, parent: base, expected: null, tuning: plan.tuning, onBranch: false };
-  const commits = await commitSteps(target, steps, ctx, { command: 'import', reports: 'last-commit', switchHead: true });
+  const commits = await landSteps(target, steps, ctx, { command: 'import', reports: 'last-commit', switchHead: true });
+  if (commits instanceof Plan) {
+    return commits.followedBy(`create ${branchName(plan.tuning)} at the last of them, tag ${plan.tags.length} run${plan.tags.length === 1 ? '' : 's'} and switch to it (README.md and USAGE.md join the last commit)`);
+  }
   const tip = commits[commits.length - 1]!;
   return { tip, commits, tags: plan.tags.map((run) => tagName(plan.tuning, run)) };
 }

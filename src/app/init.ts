@@ -7,11 +7,11 @@ import { TuneError, usageError } from '../errors.js';
 import { openRepo } from '../git/open.js';
 import type { GitRepo } from '../git/types.js';
 import { installWorkflows, type InstalledWorkflow } from './ci.js';
-import { commitStep, type WriteContext } from './commit.js';
-import { DryRun } from './dry-run.js';
+import { landStep, type WriteContext } from './commit.js';
 import { parseConfig, renderConfig } from './config-file.js';
 import { importDataset } from './dataset.js';
 import { skillToInstall } from './hooks.js';
+import { Plan, type DryRunnable } from './plan.js';
 import { assertCleanGitState, loadTuning, type Tuning } from './tuning.js';
 
 /** What `git tune init` is told (its flags, parsed). */
@@ -86,7 +86,7 @@ export type InitOutcome =
  * then the dataset imported when given. Every value and the dataset are
  * checked before the first write.
  */
-export async function initTuning(cwd: string, name: string, flags: InitFlags, ctx: WriteContext): Promise<InitOutcome> {
+export async function initTuning(cwd: string, name: string, flags: InitFlags, ctx: DryRunnable<WriteContext>): Promise<InitOutcome | Plan> {
   if (!isValidTuningName(name)) {
     throw usageError('bad-tuning-name', `"${name}" cannot name a tuning: use letters, digits, . _ - (at most 64), starting with a letter or digit`, 'git tune init support-desk --prose "agents/**/*.md"');
   }
@@ -94,7 +94,7 @@ export async function initTuning(cwd: string, name: string, flags: InitFlags, ct
   const ref = branchRef(name);
   if (await repo.resolveRef(ref)) {
     if (flags.github && !flags.prose && !flags.memoryPolicy && !flags.runner && !flags.judge && !flags.editor && !flags.dataset && !flags.heldOut && !flags.preset && !flags.model) {
-      if (ctx.dryRun) throw new DryRun([], 'install the GitHub workflows into .github/workflows/ (files, no commit)');
+      if (ctx.dryRun) return new Plan([], 'install the GitHub workflows into .github/workflows/ (files, no commit)');
       return { kind: 'workflows', workflows: await installWorkflows(repo.dir, await loadTuning(repo, name), ctx.env) };
     }
     throw usageError('tuning-exists', `tuning ${name} already exists (branch ${branchName(name)})`, `git switch ${branchName(name)} && git tune next`);
@@ -136,8 +136,8 @@ export async function initTuning(cwd: string, name: string, flags: InitFlags, ct
   // Like `git switch -c`: the new branch starts at HEAD's commit, so the working tree already matches.
   // Under index.lock from the first write to the checkout, so an index git-tune
   // cannot update is refused before the branch exists.
-  await repo.withIndexLock(async () => {
-    const tip = await commitStep(
+  const planned = await repo.withIndexLock(async () => {
+    const tip = await landStep(
       { repo, ref, parent: base, expected: null, tuning: name, onBranch: false },
       {
         step: { step: 'init', tuning: name, difficult: [] },
@@ -147,13 +147,17 @@ export async function initTuning(cwd: string, name: string, flags: InitFlags, ct
       },
       ctx,
     );
+    if (tip instanceof Plan) return tip;
     await repo.setHeadRef(ref);
     // Every file the init commit wrote: config.yaml, README.md, USAGE.md (and the skill file).
     await repo.checkoutPaths(tip, await repo.changedPaths(tip));
+    return null;
   });
+  if (planned) return planned;
   let tuning = await loadTuning(repo, name);
   if (prepared) {
-    await importDataset.apply(tuning, prepared, ctx);
+    const imported = await importDataset.apply(tuning, prepared, ctx);
+    if (imported instanceof Plan) return imported;
     tuning = await loadTuning(repo, name);
   }
   return { kind: 'created', repo, tuning, configPath: configPathOf(dir), skill };

@@ -13,8 +13,8 @@ import type { FileChange } from '../git/types.js';
 import { snapshotMemory, writeMemory } from '../run/memory.js';
 import { interruptedError, readCapped, runProcess } from '../run/process.js';
 import { makeScratch, removeScratch } from '../run/scratch.js';
-import { commitStep, targetOf, type WriteContext } from './commit.js';
-import { DryRun } from './dry-run.js';
+import { landStep, targetOf, type WriteContext } from './commit.js';
+import { Plan, type DryRunnable } from './plan.js';
 import { nextFor } from './decide.js';
 import { requireWriter } from './guards.js';
 import { readRunResults } from './results.js';
@@ -175,7 +175,9 @@ async function runMergeCommand(
 }
 
 /** `git tune memory candidate`: one `candidate` commit replacing memory/candidate/ whole. */
-export async function buildCandidate(tuning: Tuning, ctx: MemoryContext): Promise<MemoryOutcome> {
+export async function buildCandidate(tuning: Tuning, ctx: MemoryContext): Promise<MemoryOutcome>;
+export async function buildCandidate(tuning: Tuning, ctx: DryRunnable<MemoryContext>): Promise<MemoryOutcome | Plan>;
+export async function buildCandidate(tuning: Tuning, ctx: DryRunnable<MemoryContext>): Promise<MemoryOutcome | Plan> {
   await requireWriter(tuning);
   const step = requireDue(tuning, 'candidate');
   const run = step.run!;
@@ -190,8 +192,8 @@ export async function buildCandidate(tuning: Tuning, ctx: MemoryContext): Promis
   let ignored: string[] = [];
   const mergeCommand = tuning.config?.memory.merge ?? null;
   if (mergeCommand) {
-    // A dry run stops before the merge command starts (src/app/dry-run.ts).
-    if (ctx.dryRun) throw new DryRun([], `run the memory.merge command (${mergeCommand.join(' ')}) on what the cases of ${run} wrote, then commit the candidate`);
+    // A dry run stops before the merge command starts (src/app/plan.ts).
+    if (ctx.dryRun) return new Plan([], `run the memory.merge command (${mergeCommand.join(' ')}) on what the cases of ${run} wrote, then commit the candidate`);
     const ordered: Record<string, MemoryWrite[]> = {};
     for (const c of cases) ordered[c.caseId] = [...c.writes];
     ({ files, ignored } = await runMergeCommand(tuning, mergeCommand, run, base, ordered, ctx.env));
@@ -221,12 +223,13 @@ export async function buildCandidate(tuning: Tuning, ctx: MemoryContext): Promis
     ...(ignored.length > 0 ? ['', 'Ignored (left by the merge command):', ...capped(ignored.map((i) => `- ${i}`))] : []),
   ].join('\n');
   const conflictNote = described.length > 0 ? `, ${plural(described.length, 'conflict')} kept` : '';
-  const commit = await commitStep(targetOf(tuning), {
+  const commit = await landStep(targetOf(tuning), {
     step: { step: 'candidate', tuning: tuning.name, run, difficult: [] },
     subject: `tune(${tuning.name}): candidate memory from ${run} (${plural(diff.files, 'file')}${conflictNote})`,
     body,
     changes: replaceWhole(dir, before, files, diff),
   }, ctx);
+  if (commit instanceof Plan) return commit;
   return {
     step: 'candidate', run, batch: step.batch, commit, merge: mergeCommand ? 'command' : 'files',
     diff, conflicts: described, ignored,
@@ -234,7 +237,9 @@ export async function buildCandidate(tuning: Tuning, ctx: MemoryContext): Promis
 }
 
 /** `git tune memory checkpoint`: the candidate becomes the last good memory, whole. */
-export async function makeCheckpoint(tuning: Tuning, ctx: MemoryContext): Promise<MemoryOutcome> {
+export async function makeCheckpoint(tuning: Tuning, ctx: MemoryContext): Promise<MemoryOutcome>;
+export async function makeCheckpoint(tuning: Tuning, ctx: DryRunnable<MemoryContext>): Promise<MemoryOutcome | Plan>;
+export async function makeCheckpoint(tuning: Tuning, ctx: DryRunnable<MemoryContext>): Promise<MemoryOutcome | Plan> {
   await requireWriter(tuning);
   const step = requireDue(tuning, 'checkpoint');
   const batch = step.batch!;
@@ -247,11 +252,12 @@ export async function makeCheckpoint(tuning: Tuning, ctx: MemoryContext): Promis
     `The last good memory holds ${plural(diff.files, 'file')}, ${diff.bytes} bytes.`,
     ...diffBody(diff),
   ].join('\n');
-  const commit = await commitStep(targetOf(tuning), {
+  const commit = await landStep(targetOf(tuning), {
     step: { step: 'checkpoint', tuning: tuning.name, batch, difficult: [] },
     subject: `tune(${tuning.name}): checkpoint: batch ${batch} is the last good memory (${plural(diff.files, 'file')})`,
     body,
     changes: replaceWhole(dir, before, candidate, diff),
   }, ctx);
+  if (commit instanceof Plan) return commit;
   return { step: 'checkpoint', run: step.run, batch, commit, merge: null, diff, conflicts: [], ignored: [] };
 }

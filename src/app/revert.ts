@@ -4,7 +4,8 @@ import { latestBatchRun } from '../core/next.js';
 import { parseMessage } from '../core/trailers.js';
 import { revertCommits, type EditRead, type RevertRead, type RevertWording } from '../core/revert.js';
 import { historyError, usageError } from '../errors.js';
-import { commitSteps, targetOf, type WriteContext } from './commit.js';
+import { landSteps, targetOf, type WriteContext } from './commit.js';
+import { Plan, type DryRunnable } from './plan.js';
 import { requireWriter } from './guards.js';
 import { orRefuse } from './refuse.js';
 import type { Tuning } from './tuning.js';
@@ -73,12 +74,17 @@ export async function readForRevert(tuning: Tuning, edits: readonly EditState[])
   return { edits: read, tip };
 }
 
-export async function revertEdits(tuning: Tuning, commit: string | undefined, ctx: WriteContext): Promise<RevertPlan & { commits: string[] }> {
+export type Reverted = RevertPlan & { commits: string[] };
+
+export async function revertEdits(tuning: Tuning, commit: string | undefined, ctx: WriteContext): Promise<Reverted>;
+export async function revertEdits(tuning: Tuning, commit: string | undefined, ctx: DryRunnable<WriteContext>): Promise<Reverted | Plan>;
+export async function revertEdits(tuning: Tuning, commit: string | undefined, ctx: DryRunnable<WriteContext>): Promise<Reverted | Plan> {
   await requireWriter(tuning);
   const { targets, kept } = editsToRevert(tuning, commit);
   const ordered = [...targets].sort((a, b) => b.index - a.index);
   if (ordered.length === 0) return { reverted: [], kept, commits: [] };
   const plan = orRefuse(revertCommits(tuning.name, ordered, await readForRevert(tuning, ordered), REVERT_WORDING));
-  const oids = await commitSteps(targetOf(tuning), plan.commits, ctx);
+  const oids = await landSteps(targetOf(tuning), plan.commits, ctx);
+  if (oids instanceof Plan) return oids;
   return { reverted: ordered.map((edit, i) => ({ edit, files: plan.files[i]! })), kept, commits: oids };
 }

@@ -28,10 +28,11 @@ import { createNotices } from '../run/notices.js';
 import { killAll } from '../run/process.js';
 import { makeScratch, removeScratch } from '../run/scratch.js';
 import { RunStore, type StoredCase } from '../run/store.js';
-import { commitStep, targetOf } from './commit.js';
+import { commitStep, planSteps, targetOf, type StepCommit } from './commit.js';
 import { nextFor } from './decide.js';
 import { requireWriter } from './guards.js';
 import { casesById, finalCases } from './held-out.js';
+import { Plan, type DryRunnable, type Writes } from './plan.js';
 import { proseDigest, uncommittedProse } from './prose.js';
 import { asRepeat, flipsOf, keptUsage, repeatLogs, repeatStore, repeatTodo } from './repeats.js';
 import { uncommittedRunnerFiles } from './runner-files.js';
@@ -48,7 +49,7 @@ export interface RunOptions {
   target?: string;
 }
 
-export interface RunContext {
+export interface RunContext extends Writes {
   env: Env;
   now: Date;
   clock: () => Date;
@@ -60,8 +61,6 @@ export interface RunContext {
   stop?: () => boolean;
   /** A case starting or ending, for a watcher in this process (`git tune auto`'s live view). */
   onCase?: (event: CaseEvent) => void;
-  /** `--dry-run`: the run-start commit is planned, not written, and no case runs (src/app/dry-run.ts). */
-  dryRun?: boolean;
 }
 
 export interface RunOutcome {
@@ -340,28 +339,41 @@ export async function recordRun(tuning: Tuning, run: FinishedRun, ctx: RunContex
 }
 
 /** The run-start commit: the run's trace in history comes first, so after a crash `next` says resume. */
-export async function startRun(tuning: Tuning, name: string, opts: { concurrency: number; resume: boolean; toRun: number; total: number }, ctx: RunContext): Promise<Tuning> {
-  await commitStep(targetOf(tuning), {
-    step: { step: 'run-start', tuning: tuning.name, run: name, concurrency: opts.concurrency, difficult: [] },
-    subject: `tune(${tuning.name}): ${opts.resume ? 'resume' : 'start'} ${name} (${opts.toRun} of ${opts.total} cases to run, concurrency ${opts.concurrency})`,
-    changes: new Map(),
-  }, { env: ctx.env, now: ctx.clock(), dryRun: ctx.dryRun });
+export async function startRun(tuning: Tuning, name: string, opts: RunStart, ctx: RunContext): Promise<Tuning> {
+  await commitStep(targetOf(tuning), runStartStep(tuning, name, opts), { env: ctx.env, now: ctx.clock() });
   return loadTuning(tuning.repo, tuning.name);
 }
 
-export async function executeRun(cwd: string, tuningName: string | undefined, opts: RunOptions, ctx: RunContext): Promise<RunOutcome> {
+interface RunStart {
+  concurrency: number;
+  resume: boolean;
+  toRun: number;
+  total: number;
+}
+
+function runStartStep(tuning: Tuning, name: string, opts: RunStart): StepCommit {
+  return {
+    step: { step: 'run-start', tuning: tuning.name, run: name, concurrency: opts.concurrency, difficult: [] },
+    subject: `tune(${tuning.name}): ${opts.resume ? 'resume' : 'start'} ${name} (${opts.toRun} of ${opts.total} cases to run, concurrency ${opts.concurrency})`,
+    changes: new Map(),
+  };
+}
+
+export async function executeRun(cwd: string, tuningName: string | undefined, opts: RunOptions, ctx: DryRunnable<RunContext>): Promise<RunOutcome | Plan> {
   return runDue(await openTuning(cwd, tuningName), opts, ctx);
 }
 
 /** The run that is due of a tuning already opened (by a command that runs it among other steps: auto, final --ci). */
-export async function runDue(opened: Tuning, opts: RunOptions, ctx: RunContext): Promise<RunOutcome> {
+export async function runDue(opened: Tuning, opts: RunOptions, ctx: RunContext): Promise<RunOutcome>;
+export async function runDue(opened: Tuning, opts: RunOptions, ctx: DryRunnable<RunContext>): Promise<RunOutcome | Plan>;
+export async function runDue(opened: Tuning, opts: RunOptions, ctx: DryRunnable<RunContext>): Promise<RunOutcome | Plan> {
   // One command at a time runs a tuning's cases: the tool lock is held from the checks to the
   // run commit, so a second `run` (or a `grade`, an `edit`…) is told who runs instead of racing it.
   await requireWriter(opened);
   return withToolLock(opened.repo.gitdir, opened.name, opts.final ? 'git tune final' : 'git tune run', () => runDueLocked(opened, opts, ctx));
 }
 
-async function runDueLocked(opened: Tuning, opts: RunOptions, ctx: RunContext): Promise<RunOutcome> {
+async function runDueLocked(opened: Tuning, opts: RunOptions, ctx: DryRunnable<RunContext>): Promise<RunOutcome | Plan> {
   let tuning = await reloadTuning(opened); // read again under the lock
   await requireWriter(tuning);
   if (!tuning.config?.runner) throw usageError('no-runner', 'no runner is configured', `git tune config set runner.command 'node agent.js'`);
@@ -384,7 +396,10 @@ async function runDueLocked(opened: Tuning, opts: RunOptions, ctx: RunContext): 
     ctx.err(`warning: the runner's own files are not committed (${runnerUncommitted.join(', ')}): this run cannot be reproduced from its commit, which records it; commit them first to make it reproducible\n`);
   }
   const startedAt = ctx.clock().toISOString();
-  tuning = await startRun(tuning, name, { concurrency, resume, toRun: ids.length - stored.size, total: ids.length }, ctx);
+  const start = { concurrency, resume, toRun: ids.length - stored.size, total: ids.length };
+  // A dry run plans the run-start commit, the first write, and stops there: no case runs.
+  if (ctx.dryRun) return new Plan(await planSteps(targetOf(tuning), [runStartStep(tuning, name, start)]));
+  tuning = await startRun(tuning, name, start, ctx);
   const todo = ids.filter((id) => !stored.has(id)).map((id) => dataset.get(id)!);
   const { stopped, touched } = await runCasePool(tuning, { name, cases: todo, preflight, store, stored, usedBefore, total: ids.length }, ctx);
   const firsts = ids.map((id) => stored.get(id)?.result).filter((r): r is CaseResult => r !== undefined);

@@ -1,16 +1,17 @@
 import { Option, type Command, type OptionValues } from '@commander-js/extra-typings';
-import { DryRun } from '../app/dry-run.js';
+import type { Plan } from '../app/plan.js';
 import { printJson, processIO, type CommandIO } from './io.js';
-import { renderDryRun } from './dry-run.js';
+import { renderPlan } from './dry-run.js';
 
 /**
  * How a command file plugs into the program: `register(program)` declares
  * the command and its flags, `act(command, run)` attaches `run`. The
  * arguments and options `run` takes are checked against the declared ones
  * (commander's extra typings infer them from the flags), so a flag renamed or
- * retyped fails the build. Command files import their use cases inside `run`
- * (`await import(...)`): `--help` and `--version` load no command body, no
- * git library, no zod.
+ * retyped fails the build. A `run` that returns a Plan was a dry run: `act`
+ * prints the plan (src/app/plan.ts). Command files import their use cases
+ * inside `run` (`await import(...)`): `--help` and `--version` load no
+ * command body, no git library, no zod.
  */
 
 /**
@@ -30,7 +31,7 @@ export function setNestedIO(io: (() => CommandIO) | null): void {
 
 export function act<Args extends unknown[], Opts extends OptionValues, Globals extends OptionValues>(
   command: Command<Args, Opts, Globals>,
-  run: (io: CommandIO, ...args: NoInfer<[...Args, ReturnType<Command<Args, Opts, Globals>['optsWithGlobals']>]>) => Promise<void>,
+  run: (io: CommandIO, ...args: NoInfer<[...Args, ReturnType<Command<Args, Opts, Globals>['optsWithGlobals']>]>) => Promise<void | Plan>,
 ): void {
   command.action(async (...all) => {
     // commander passes the arguments, then the options and the command: the arguments are the first ones.
@@ -38,13 +39,10 @@ export function act<Args extends unknown[], Opts extends OptionValues, Globals e
     const opts = { ...command.optsWithGlobals() };
     const base = (nestedIO ?? processIO)();
     const io: CommandIO = 'dryRun' in opts && opts.dryRun === true ? { ...base, dryRun: true } : base;
-    try {
-      await run(io, ...args, opts);
-    } catch (err) {
-      if (!(err instanceof DryRun)) throw err;
-      if ('json' in opts && opts.json === true) printJson(io, { dryRun: true, commits: err.commits, then: err.then });
-      else io.out(renderDryRun(err));
-    }
+    const plan = await run(io, ...args, opts);
+    if (!plan) return;
+    if ('json' in opts && opts.json === true) printJson(io, { dryRun: true, commits: plan.commits, then: plan.then });
+    else io.out(renderPlan(plan));
   });
 }
 

@@ -15,7 +15,7 @@ export interface CommandIO {
   out: (text: string) => void;
   err: (text: string) => void;
   isTTY: boolean;
-  /** The command's `--dry-run`: the step writer plans instead of writing (src/app/dry-run.ts). */
+  /** The command's `--dry-run`: its steps are planned instead of written (src/app/plan.ts). */
   dryRun?: boolean;
 }
 

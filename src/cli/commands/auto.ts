@@ -3,7 +3,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { AllResult, AutoOptions, AutoResult, AutoSession } from '../../app/auto.js';
 import type { FleetAutoResult } from '../../app/auto-fleet.js';
-import { DryRun } from '../../app/dry-run.js';
+import { Plan } from '../../app/plan.js';
 import { EXIT, usageError } from '../../errors.js';
 import { killAll } from '../../run/process.js';
 import { act, dryRunOpt, json, tuningOpt } from '../command.js';
@@ -161,7 +161,7 @@ export function parseMinutes(text: string | undefined): number | null {
   return n;
 }
 
-async function run(io: CommandIO, opts: AutoCommandOptions): Promise<void> {
+async function run(io: CommandIO, opts: AutoCommandOptions): Promise<void | Plan> {
   if (opts.until !== undefined && opts.until !== 'final') {
     throw usageError('bad-until', `--until takes \`final\` (got ${opts.until})`, 'git tune auto --until final');
   }
@@ -172,7 +172,7 @@ async function run(io: CommandIO, opts: AutoCommandOptions): Promise<void> {
     // Every step auto takes starts a runner, judge or editor, or follows one: a dry run says the first and stops.
     if (opts.all || opts.fleet) throw usageError('bad-options', '--dry-run says the next step of one tuning: run it on that tuning\'s branch', 'git tune auto --dry-run');
     const step = await nextAfter(io, undefined);
-    throw new DryRun([], `follow \`git tune next\`: ${step.message}${step.command ? ` (${step.command})` : ''}; then the steps after it, until ${opts.until === 'final' ? 'the final check' : 'the tuning is done or needs a person'}`);
+    return new Plan([], `follow \`git tune next\`: ${step.message}${step.command ? ` (${step.command})` : ''}; then the steps after it, until ${opts.until === 'final' ? 'the final check' : 'the tuning is done or needs a person'}`);
   }
   const { autoAll, autoTuning, newSession } = await import('../../app/auto.js');
   const session = newSession({

@@ -1,4 +1,5 @@
 import type { CommandUnknownOpts } from '@commander-js/extra-typings';
+import { Plan } from '../../app/plan.js';
 import { usageError } from '../../errors.js';
 import { act, dryRunOpt, json } from '../command.js';
 import { printJson, type CommandIO } from '../io.js';
@@ -33,7 +34,7 @@ interface BaselineOptions {
   tuning?: string;
 }
 
-async function run(io: CommandIO, opts: BaselineOptions): Promise<void> {
+async function run(io: CommandIO, opts: BaselineOptions): Promise<void | Plan> {
   const concurrency = opts.concurrency === undefined ? undefined : Number(opts.concurrency);
   if (concurrency !== undefined && (!Number.isInteger(concurrency) || concurrency < 1)) {
     throw usageError('bad-concurrency', `--concurrency must be a whole number of at least 1 (got ${opts.concurrency})`, 'git tune baseline --concurrency 8');
@@ -52,6 +53,7 @@ async function run(io: CommandIO, opts: BaselineOptions): Promise<void> {
   } finally {
     release();
   }
+  if (outcome instanceof Plan) return outcome;
   if (opts.json) {
     printJson(io, outcome);
     return;

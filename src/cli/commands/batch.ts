@@ -52,7 +52,7 @@ async function run(io: CommandIO, opts: BatchOptions): Promise<void> {
   if (step.kind !== 'batch' || !plan) {
     throw historyError('batch-not-due', `no batch is due: ${step.message}`, step.command ?? undefined);
   }
-  const oid = await writePlan(tuning, plan, io);
+  const oid = await writePlan(tuning, plan, { env: io.env, now: io.now });
   if (opts.json) printJson(io, { ...plan, commit: oid });
   else await printDone(io, opts, {}, [renderPlan(plan)]);
 }

@@ -1,4 +1,5 @@
 import type { CommandUnknownOpts } from '@commander-js/extra-typings';
+import { Plan } from '../../app/plan.js';
 import { usageError } from '../../errors.js';
 import { act, dryRunOpt, json, tuningOpt } from '../command.js';
 import { printJson, type CommandIO } from '../io.js';
@@ -33,7 +34,7 @@ async function show(io: CommandIO, opts: { json?: boolean; tuning?: string }): P
   else io.out(stringify(tuning.config, { lineWidth: 0 }));
 }
 
-async function set(io: CommandIO, key: string, text: string, more: string[], opts: { json?: boolean; tuning?: string }): Promise<void> {
+async function set(io: CommandIO, key: string, text: string, more: string[], opts: { json?: boolean; tuning?: string }): Promise<void | Plan> {
   if (more.length % 2 !== 0) {
     throw usageError('bad-options', `\`${more.at(-1)}\` has no value: config set takes <key> <value> pairs`, 'git tune config set judge.preset openai-chat judge.options.model gpt-4o-mini');
   }
@@ -42,7 +43,9 @@ async function set(io: CommandIO, key: string, text: string, more: string[], opt
   const value = configValue(key, text);
   const rest: Array<[string, unknown]> = [];
   for (let i = 0; i < more.length; i += 2) rest.push([more[i]!, configValue(more[i]!, more[i + 1]!)]);
-  const { commit, config, dropped } = await setConfig(tuning, key, value, io, rest);
+  const landed = await setConfig(tuning, key, value, io, rest);
+  if (landed instanceof Plan) return landed;
+  const { commit, config, dropped } = landed;
   const said = [[key, value] as const, ...rest].map(([k, v]) => `${k} = ${JSON.stringify(v)}`).join(', ');
   if (commit === null) {
     io.err(`${rest.length ? said.replaceAll(' = ', ' is already ') : `${key} is already ${JSON.stringify(value)}`}: nothing to commit`);

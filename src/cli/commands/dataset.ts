@@ -1,4 +1,5 @@
 import type { CommandUnknownOpts } from '@commander-js/extra-typings';
+import { Plan } from '../../app/plan.js';
 import { usageError } from '../../errors.js';
 import { act, dryRunOpt, json } from '../command.js';
 import { printJson, type CommandIO } from '../io.js';
@@ -17,7 +18,7 @@ export function register(program: CommandUnknownOpts): void {
   );
 }
 
-async function importCommand(io: CommandIO, input: string | undefined, opts: { json?: boolean; tuning?: string; heldOut?: string }): Promise<void> {
+async function importCommand(io: CommandIO, input: string | undefined, opts: { json?: boolean; tuning?: string; heldOut?: string }): Promise<void | Plan> {
   if (input === undefined && opts.heldOut === undefined) {
     throw usageError('bad-options', 'dataset import needs a dataset file, --held-out <file>, or both', 'git tune dataset import cases.yaml [--held-out held-out.yaml]');
   }
@@ -25,6 +26,7 @@ async function importCommand(io: CommandIO, input: string | undefined, opts: { j
   const tuning = await openTuning(io.cwd, opts.tuning);
   const prepared = await importDataset.prepare(input, io.cwd, opts.heldOut);
   const result = await importDataset.apply(tuning, prepared, io);
+  if (result instanceof Plan) return result;
   const cases = prepared.cases;
   const classes = cases ? [...new Set(cases.map((c) => c.class))] : null;
   if (opts.json) {

@@ -1,5 +1,6 @@
 import type { CommandUnknownOpts } from '@commander-js/extra-typings';
-import type { DifficultListing, DifficultRow, recordDifficult } from '../../app/difficult.js';
+import type { DifficultListing, DifficultOutcome, DifficultRow } from '../../app/difficult.js';
+import { Plan } from '../../app/plan.js';
 import { retriesText } from '../../core/difficult.js';
 import type { DifficultReason } from '../../contracts/files.js';
 import { usageError } from '../../errors.js';
@@ -82,11 +83,11 @@ function describe(entry: DifficultRow): string {
   return `${entry.id}: ${entry.status}, ${entry.reason}, added ${where}, ${entry.retries} retries${entry.notes.length ? `, ${entry.notes.length} note(s)` : ''}`;
 }
 
-async function printOutcome(io: CommandIO, opts: ChangeOptions, outcome: Awaited<ReturnType<typeof recordDifficult>>, done: string): Promise<void> {
+async function printOutcome(io: CommandIO, opts: ChangeOptions, outcome: DifficultOutcome, done: string): Promise<void> {
   await printDone(io, opts, outcome, [`${done}\n${describe(outcome.entry)}`]);
 }
 
-async function add(io: CommandIO, id: string, opts: ChangeOptions): Promise<void> {
+async function add(io: CommandIO, id: string, opts: ChangeOptions): Promise<void | Plan> {
   const [{ recordDifficult }, { openTuning }, { DIFFICULT_REASONS }] = await Promise.all([
     import('../../app/difficult.js'), import('../../app/tuning.js'), import('../../contracts/files.js'),
   ]);
@@ -102,13 +103,15 @@ async function add(io: CommandIO, id: string, opts: ChangeOptions): Promise<void
   }
   const tuning = await openTuning(io.cwd, opts.tuning);
   const outcome = await recordDifficult(tuning, { op: 'add', id, reason: why as DifficultReason }, opts.note, io);
+  if (outcome instanceof Plan) return outcome;
   const done = outcome.change === null ? `noted on ${id}` : `added ${id} to the difficult list (${why})`;
   await printOutcome(io, opts, outcome, done);
 }
 
-async function fix(io: CommandIO, id: string, opts: ChangeOptions): Promise<void> {
+async function fix(io: CommandIO, id: string, opts: ChangeOptions): Promise<void | Plan> {
   const [{ recordDifficult }, { openTuning }] = await Promise.all([import('../../app/difficult.js'), import('../../app/tuning.js')]);
   const tuning = await openTuning(io.cwd, opts.tuning);
   const outcome = await recordDifficult(tuning, { op: 'fix', id }, opts.note, io);
+  if (outcome instanceof Plan) return outcome;
   await printOutcome(io, opts, outcome, `marked ${id} fixed`);
 }

@@ -3,7 +3,7 @@ import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import type { FinalReport } from '../../app/final.js';
 import type { RunContext } from '../../app/run.js';
 import type { Tuning } from '../../app/tuning.js';
-import { DryRun } from '../../app/dry-run.js';
+import { Plan } from '../../app/plan.js';
 import type { Shard } from '../../core/shard.js';
 import { EXIT, TuneError, usageError } from '../../errors.js';
 import { act, dryRunOpt, json } from '../command.js';
@@ -75,7 +75,7 @@ function checkOptions(opts: FinalOptions, parseShard: typeof import('../../core/
 }
 
 function context(io: CommandIO, interrupted: { value: boolean }): RunContext {
-  return { env: io.env, now: io.now, clock: io.clock, err: io.err, isTTY: io.isTTY, interrupted, dryRun: io.dryRun };
+  return { env: io.env, now: io.now, clock: io.clock, err: io.err, isTTY: io.isTTY, interrupted };
 }
 
 const absolute = (io: CommandIO, dir: string) => path.resolve(io.cwd, dir);
@@ -109,21 +109,18 @@ async function runSets(io: CommandIO, tuning: Tuning, opts: FinalOptions, shard:
   return { reports, root };
 }
 
-async function run(io: CommandIO, opts: FinalOptions): Promise<void> {
+async function run(io: CommandIO, opts: FinalOptions): Promise<void | Plan> {
   const [{ openCompleteTuning, outputsOf, writeGithubFiles }, { collectResultSets, defaultSetDir, pickBest, recordResultSet, reportOfSet, runAndRecordFinal, SET_FILES }, { interruptOnSignals }, { openTuning }, { parseShard, WHOLE }] = await Promise.all([
     import('../../app/ci.js'), import('../../app/final.js'), import('../../app/run.js'), import('../../app/tuning.js'), import('../../core/shard.js'),
   ]);
   const { renderPlain, renderSummary } = await import('../final-report.js');
   const { reportLine } = await import('../../app/final.js');
   const shard = checkOptions(opts, parseShard);
-  if (!opts.ci && !opts.shard && !opts.collect && !opts.allTargets) {
-    await go(io, opts, true);
-    return;
-  }
+  if (!opts.ci && !opts.shard && !opts.collect && !opts.allTargets) return go(io, opts, true);
   // A dry run stops before the first write: --ci --commit plans its run-start commit; the others
   // write result sets (and --collect merges them into one) before any commit.
   if (io.dryRun && (!opts.commit || opts.collect)) {
-    throw new DryRun([], opts.collect
+    return new Plan([], opts.collect
       ? `merge ${opts.collect.length} result set${opts.collect.length === 1 ? '' : 's'} into one and report it${opts.commit ? ', then record it as the final-check run (a tagged commit) and its grade' : ' (no commit)'}`
       : 'run the final check\'s cases with the runner as a result set and report it (no commit)');
   }
@@ -153,11 +150,9 @@ async function run(io: CommandIO, opts: FinalOptions): Promise<void> {
         for (const set of sets) reports.push(await reportOfSet(tuning, set, io.env));
       }
     } else if (opts.ci && opts.commit) {
-      try {
-        reports = [await runAndRecordFinal(io.cwd, { concurrency: parseConcurrency(opts.concurrency), target: opts.target }, ctx)];
-      } catch (err) {
-        throw err instanceof DryRun ? err.followedBy('start the runner on each case, then record the run (a tagged commit) and its grade') : err;
-      }
+      const report = await runAndRecordFinal(io.cwd, { concurrency: parseConcurrency(opts.concurrency), target: opts.target }, io.dryRun ? { ...ctx, dryRun: true } : ctx);
+      if (report instanceof Plan) return report;
+      reports = [report];
       recorded = true;
     } else {
       ({ reports, root } = await runSets(io, tuning, opts, shard ?? WHOLE, ctx));

@@ -1,4 +1,5 @@
 import type { CommandUnknownOpts } from '@commander-js/extra-typings';
+import { Plan } from '../../app/plan.js';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_PICK, PICK_DOCS, PICK_RULES, type PickRule } from '../../core/fleet.js';
@@ -50,7 +51,7 @@ function pickRule(text: string | undefined): PickRule {
   throw usageError('bad-pick', `--pick takes one of ${PICK_RULES.join(', ')} (got ${text})`, 'git tune fleet support --report --pick cost');
 }
 
-async function run(io: CommandIO, name: string, opts: FleetOptions): Promise<void> {
+async function run(io: CommandIO, name: string, opts: FleetOptions): Promise<void | Plan> {
   if (opts.report) {
     if (opts.targets) throw usageError('bad-options', '--report compares the fleet there is; --targets creates one: give one of them', `git tune fleet ${name} --report`);
     const [{ reportFleet }, { renderFleetReport }] = await Promise.all([import('../../app/fleet.js'), import('../../core/fleet.js')]);
@@ -70,6 +71,7 @@ async function run(io: CommandIO, name: string, opts: FleetOptions): Promise<voi
   }
   const { createFleet, parseTargets } = await import('../../app/fleet.js');
   const created = await createFleet(io.cwd, name, parseTargets(opts.targets), io);
+  if (created instanceof Plan) return created;
   if (opts.json) {
     printJson(io, created);
     return;

@@ -1,4 +1,5 @@
 import type { CommandUnknownOpts } from '@commander-js/extra-typings';
+import { Plan } from '../../app/plan.js';
 import { EXIT, TuneError, usageError } from '../../errors.js';
 import { act, dryRunOpt, json } from '../command.js';
 import { printJson, type CommandIO } from '../io.js';
@@ -32,7 +33,7 @@ export interface GradeOptions {
   json?: boolean;
 }
 
-async function run(io: CommandIO, opts: GradeOptions): Promise<void> {
+async function run(io: CommandIO, opts: GradeOptions): Promise<void | Plan> {
   const [{ recordGrade, writeDraft }, { openTuning }, { isFinalRun }] = await Promise.all([
     import('../../app/grade.js'), import('../../app/tuning.js'), import('../../core/names.js'),
   ]);
@@ -49,6 +50,7 @@ async function run(io: CommandIO, opts: GradeOptions): Promise<void> {
     return;
   }
   const outcome = await recordGrade(tuning, opts.run, { verdict: opts.verdict, keep: opts.keep, why: opts.why, ctx: io });
+  if (outcome instanceof Plan) return outcome;
   await printDone(io, opts, outcome, [
     ...outcome.reverted.map((r) => `reverted ${r.edit.slice(0, 7)} with ${r.commit.slice(0, 7)} (${r.why}): ${r.files.join(', ') || 'no prose file'}`),
     ...outcome.kept.map((k) => `kept ${k.edit.slice(0, 7)} (unconfirmed) on purpose: ${k.why} (${k.by})`),

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { CommandUnknownOpts } from '@commander-js/extra-typings';
-import { DryRun, type PlannedCommit } from '../../app/dry-run.js';
-import type { ImportPlan, InitFlags } from '../../app/import.js';
+import type { InitFlags } from '../../app/import.js';
+import { Plan } from '../../app/plan.js';
 import { branchName, branchRef, isValidTuningName } from '../../core/names.js';
 import { usageError } from '../../errors.js';
 import { act, dryRunOpt, json } from '../command.js';
@@ -48,28 +48,10 @@ function flagsOf(opts: ImportOptions, commandSpec: (flag: string, line: string |
   return flags;
 }
 
-/** `git tune import <dir>` (docs/import.md): read the folder, plan its history, write it, say what is next. */
-/**
- * The import's plan as a dry run prints it: the plan is data, written by
- * `applyImport` as one chain (a revert names the edits it undoes by their
- * commit ids, unknown before they are written: their plan indexes here).
- */
-function plannedCommits(plan: ImportPlan, formatStep: typeof import('../../core/steps.js').formatStep): PlannedCommit[] {
-  return plan.steps.map((step) => {
-    const data = step.reverts ? { ...step.data, reverts: step.reverts.map((r) => `<commit ${r + 1} of the plan>`) } : step.data;
-    return {
-      subject: step.subject,
-      message: formatStep({ ...data, tuning: plan.tuning, difficult: step.difficult } as Parameters<typeof formatStep>[0], step.subject, step.body),
-      files: step.files.map(([file]) => ({ path: file, deleted: false })),
-      tags: step.tags,
-    };
-  });
-}
-
-async function run(io: CommandIO, dir: string, opts: ImportOptions): Promise<void> {
-  const [{ nextFor }, { applyImport, planFolderImport, readFolder }, { commandSpec }, { loadTuning }, { openRepo }, { formatStep }] = await Promise.all([
+/** `git tune import <dir>` (docs/import.md): read the folder, plan its history, write it (or, in a dry run, print it), say what is next. */
+async function run(io: CommandIO, dir: string, opts: ImportOptions): Promise<void | Plan> {
+  const [{ nextFor }, { applyImport, planFolderImport, readFolder }, { commandSpec }, { loadTuning }, { openRepo }] = await Promise.all([
     import('../../app/decide.js'), import('../../app/import.js'), import('../../app/init.js'), import('../../app/tuning.js'), import('../../git/open.js'),
-    import('../../core/steps.js'),
   ]);
   const name = opts.name ?? path.basename(path.resolve(io.cwd, dir));
   if (!isValidTuningName(name)) {
@@ -87,11 +69,11 @@ async function run(io: CommandIO, dir: string, opts: ImportOptions): Promise<voi
   }
   const input = await readFolder(dir, io.cwd);
   const plan = planFolderImport(input, name, flags);
-  if (io.dryRun) {
-    for (const w of plan.warnings) io.err(`warning: ${w}`);
-    throw new DryRun(plannedCommits(plan, formatStep), `create ${branchName(name)} at the last of them, tag ${plan.tags.length} run${plan.tags.length === 1 ? '' : 's'} and switch to it (README.md and USAGE.md join the last commit)`);
-  }
   const result = await applyImport(repo, plan, io);
+  if (result instanceof Plan) {
+    for (const w of plan.warnings) io.err(`warning: ${w}`);
+    return result;
+  }
   const tuning = await loadTuning(repo, name);
   const step = nextFor(tuning);
   for (const w of plan.warnings) io.err(`warning: ${w}`);

@@ -1,8 +1,8 @@
 import path from 'node:path';
 import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import type { InstalledWorkflow } from '../../app/ci.js';
-import { DryRun } from '../../app/dry-run.js';
 import type { InitFlags } from '../../app/init.js';
+import { Plan } from '../../app/plan.js';
 import { act, dryRunOpt, json } from '../command.js';
 import { printJson, type CommandIO } from '../io.js';
 import { renderNext } from './next.js';
@@ -63,18 +63,16 @@ export function describeInstalled(installed: readonly InstalledWorkflow[]): stri
 export const NO_MEMORY_POLICY = 'note: no --memory-policy: no file says what the agent keeps in memory, so a with-memory half has nothing to edit '
   + '(git tune auto ends it at its first run that does not pass); to name one: git tune config set memoryPolicy agents/memory-policy.md';
 
-async function run(io: CommandIO, name: string, opts: InitOptions): Promise<void> {
+async function run(io: CommandIO, name: string, opts: InitOptions): Promise<void | Plan> {
   const [{ initTuning }, { installHooks }, { installWorkflows }, { nextFor }, { branchName }] = await Promise.all([
     import('../../app/init.js'), import('../../app/hooks.js'), import('../../app/ci.js'), import('../../app/decide.js'), import('../../core/names.js'),
   ]);
-  let outcome: Awaited<ReturnType<typeof initTuning>>;
-  try {
-    outcome = await initTuning(io.cwd, name, opts, io);
-  } catch (err) {
+  const outcome = await initTuning(io.cwd, name, opts, io);
+  if (outcome instanceof Plan) {
     // The init commit planned: what follows it (the workflows-only dry run says its own).
-    throw err instanceof DryRun && err.commits.length > 0
-      ? err.followedBy(`switch to ${branchName(name)}${opts.dataset ? `, import ${opts.dataset}${opts.heldOut ? ` and the held-out set ${opts.heldOut}` : ''} (a commit)` : ''}${opts.hooks !== false ? ', install the git hooks' : ''}${opts.github ? ', install the GitHub workflows' : ''}`)
-      : err;
+    return outcome.commits.length > 0
+      ? outcome.followedBy(`switch to ${branchName(name)}${opts.dataset ? `, import ${opts.dataset}${opts.heldOut ? ` and the held-out set ${opts.heldOut}` : ''} (a commit)` : ''}${opts.hooks !== false ? ', install the git hooks' : ''}${opts.github ? ', install the GitHub workflows' : ''}`)
+      : outcome;
   }
   if (outcome.kind === 'workflows') {
     if (opts.json) printJson(io, { tuning: name, workflows: outcome.workflows });

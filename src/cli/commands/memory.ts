@@ -1,4 +1,5 @@
 import type { CommandUnknownOpts } from '@commander-js/extra-typings';
+import { Plan } from '../../app/plan.js';
 import type { MemoryOutcome } from '../../app/memory.js';
 import type { Tuning } from '../../app/tuning.js';
 import { act, dryRunOpt, json } from '../command.js';
@@ -58,14 +59,18 @@ async function finish(io: CommandIO, opts: MemoryOptions, tuning: Tuning, outcom
   await printDone(io, opts, opts.json ? { ...rest, dir, ...diff } : {}, [renderOutcome(outcome, dir)]);
 }
 
-async function candidate(io: CommandIO, opts: MemoryOptions): Promise<void> {
+async function candidate(io: CommandIO, opts: MemoryOptions): Promise<void | Plan> {
   const [{ buildCandidate }, { openTuning }] = await Promise.all([import('../../app/memory.js'), import('../../app/tuning.js')]);
   const tuning = await openTuning(io.cwd, opts.tuning);
-  await finish(io, opts, tuning, await buildCandidate(tuning, io));
+  const outcome = await buildCandidate(tuning, io);
+  if (outcome instanceof Plan) return outcome;
+  await finish(io, opts, tuning, outcome);
 }
 
-async function checkpoint(io: CommandIO, opts: MemoryOptions): Promise<void> {
+async function checkpoint(io: CommandIO, opts: MemoryOptions): Promise<void | Plan> {
   const [{ makeCheckpoint }, { openTuning }] = await Promise.all([import('../../app/memory.js'), import('../../app/tuning.js')]);
   const tuning = await openTuning(io.cwd, opts.tuning);
-  await finish(io, opts, tuning, await makeCheckpoint(tuning, io));
+  const outcome = await makeCheckpoint(tuning, io);
+  if (outcome instanceof Plan) return outcome;
+  await finish(io, opts, tuning, outcome);
 }

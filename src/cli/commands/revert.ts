@@ -1,4 +1,5 @@
 import type { CommandUnknownOpts } from '@commander-js/extra-typings';
+import { Plan } from '../../app/plan.js';
 import { act, dryRunOpt, json } from '../command.js';
 import type { CommandIO } from '../io.js';
 import { printDone } from './next.js';
@@ -14,10 +15,11 @@ export function register(program: CommandUnknownOpts): void {
   );
 }
 
-async function run(io: CommandIO, commit: string | undefined, opts: { json?: boolean }): Promise<void> {
+async function run(io: CommandIO, commit: string | undefined, opts: { json?: boolean }): Promise<void | Plan> {
   const [{ revertEdits }, { openTuning }] = await Promise.all([import('../../app/revert.js'), import('../../app/tuning.js')]);
   const tuning = await openTuning(io.cwd);
   const outcome = await revertEdits(tuning, commit, io);
+  if (outcome instanceof Plan) return outcome;
   const lines = [
     ...(outcome.reverted.length === 0 ? ['nothing to revert: no unconfirmed or pending edit in this half'] : []),
     ...outcome.reverted.map((r) => `reverted ${r.edit.oid.slice(0, 7)} (${r.edit.status === 'pending' ? 'pending' : `unconfirmed by ${r.edit.settledBy}`}): ${r.files.join(', ') || 'no prose file'}`),

@@ -1,6 +1,6 @@
 import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import type { RunOutcome } from '../../app/run.js';
-import { DryRun } from '../../app/dry-run.js';
+import { Plan } from '../../app/plan.js';
 import { usageError } from '../../errors.js';
 import { interruptedStop } from '../../core/run-stop.js';
 import { runStopError } from '../../app/run-stop.js';
@@ -37,22 +37,21 @@ function parseConcurrency(text: string | undefined): number | undefined {
 }
 
 /** `git tune run`, and `git tune final` without --ci, --shard, --collect or --all-targets. */
-export async function go(io: CommandIO, opts: RunCommandOptions, final: boolean): Promise<void> {
+export async function go(io: CommandIO, opts: RunCommandOptions, final: boolean): Promise<void | Plan> {
   const { executeRun, interruptOnSignals } = await import('../../app/run.js');
   const concurrency = parseConcurrency(opts.concurrency);
   const interrupted = { value: false };
   const release = interruptOnSignals(interrupted, io.err);
-  let outcome: RunOutcome;
+  let outcome: RunOutcome | Plan;
   try {
     outcome = await executeRun(io.cwd, opts.tuning, { final, concurrency, target: opts.target }, {
       env: io.env, now: io.now, clock: io.clock, err: io.err, isTTY: io.isTTY, interrupted, dryRun: io.dryRun,
     });
-  } catch (err) {
-    // The run-start commit is the first write: a dry run stops there, before any runner starts.
-    throw err instanceof DryRun ? err.followedBy('start the runner on each case to run, then record the run as a tagged commit') : err;
   } finally {
     release();
   }
+  // The run-start commit is the first write: a dry run stops there, before any runner starts.
+  if (outcome instanceof Plan) return outcome.followedBy('start the runner on each case to run, then record the run as a tagged commit');
   const after = await printDone(io, opts, outcome, [(await import('../../core/run-summary.js')).runSummary(outcome)]);
   if (!outcome.finished) {
     throw runStopError(outcome.stopped ?? interruptedStop(), outcome.run, after.command ?? undefined);

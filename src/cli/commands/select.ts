@@ -23,7 +23,7 @@ async function run(io: CommandIO, opts: { json?: boolean; tuning?: string; dryRu
     JSON.stringify(tuning.selection.ids) === JSON.stringify(selection.ids) &&
     tuning.selection.datasetRev === selection.datasetRev;
   // select's own --dry-run (older than the writer's): the selection, printed as a real one is.
-  const oid = opts.dryRun || same ? null : await writeSelection(tuning, selection, io);
+  const oid = opts.dryRun || same ? null : await writeSelection(tuning, selection, { env: io.env, now: io.now });
   if (opts.json) {
     printJson(io, { ...selection, changed: oid !== null, commit: oid });
     return;
