@@ -87,7 +87,9 @@ function rerunLine(opts: FinalOptions, shard: Shard, target: string | null): str
 }
 
 async function runSets(io: CommandIO, tuning: Tuning, opts: FinalOptions, shard: Shard, ctx: RunContext): Promise<{ reports: FinalReport[]; root: string }> {
-  const [{ defaultSetDir, reportOfSet, runResultSet }, { shardFolder }] = await Promise.all([import('../../app/final.js'), import('../../core/shard.js')]);
+  const [{ reportOfSet, runResultSet }, { defaultSetDir, safeSegment }, { shardFolder }] = await Promise.all([
+    import('../../app/final.js'), import('../../app/result-set.js'), import('../../core/shard.js'),
+  ]);
   const targets = opts.allTargets ? tuning.config?.targets.map((t) => t.name) ?? [] : [opts.target ?? null];
   if (opts.allTargets && targets.length === 0) {
     throw usageError('no-targets', 'no targets are configured', `git tune config set targets '[{name: model-a, env: {MODEL: a}}, {name: model-b, env: {MODEL: b}}]'`);
@@ -96,7 +98,7 @@ async function runSets(io: CommandIO, tuning: Tuning, opts: FinalOptions, shard:
   // Several targets: one folder holding a result set per target (and the summary of them all).
   const manyRoot = opts.out ? absolute(io, opts.out) : path.join(path.dirname(defaultSetDir(tuning, shard, null)), `all-targets-${shardFolder(shard)}`);
   const out = (target: string | null) => {
-    if (many) return path.join(manyRoot, target!.replace(/[^A-Za-z0-9._-]/g, '_'));
+    if (many) return path.join(manyRoot, safeSegment(target!));
     return opts.out ? absolute(io, opts.out) : defaultSetDir(tuning, shard, target);
   };
   const reports: FinalReport[] = [];
@@ -110,11 +112,13 @@ async function runSets(io: CommandIO, tuning: Tuning, opts: FinalOptions, shard:
 }
 
 async function run(io: CommandIO, opts: FinalOptions): Promise<void | Plan> {
-  const [{ openCompleteTuning, outputsOf, writeGithubFiles }, { collectResultSets, defaultSetDir, pickBest, recordResultSet, reportOfSet, runAndRecordFinal, SET_FILES }, { interruptOnSignals }, { openTuning }, { parseShard, WHOLE }] = await Promise.all([
-    import('../../app/ci.js'), import('../../app/final.js'), import('../../app/run.js'), import('../../app/tuning.js'), import('../../core/shard.js'),
+  const [
+    { openCompleteTuning, outputsOf, writeGithubFiles }, { pickBest, recordResultSet, reportLine, reportOfSet, runAndRecordFinal }, { collectResultSets, defaultSetDir, SET_FILES },
+    { interruptOnSignals }, { openTuning }, { parseShard, WHOLE },
+  ] = await Promise.all([
+    import('../../app/ci.js'), import('../../app/final.js'), import('../../app/result-set.js'), import('../../app/run.js'), import('../../app/tuning.js'), import('../../core/shard.js'),
   ]);
   const { renderPlain, renderSummary } = await import('../final-report.js');
-  const { reportLine } = await import('../../app/final.js');
   const shard = checkOptions(opts, parseShard);
   if (!opts.ci && !opts.shard && !opts.collect && !opts.allTargets) return go(io, opts, true);
   // A dry run stops before the first write: --ci --commit plans its run-start commit; the others
