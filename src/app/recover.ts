@@ -4,6 +4,7 @@ import { branchName, runOfStore, tagRef } from '../core/names.js';
 import { writeFileAtomic } from '../git/lockfile.js';
 import { removeDeadGitLocks, tryToolLock } from '../git/lock-owner.js';
 import { deadLedgers, removeDeadTemps } from '../git/temp-files.js';
+import { filesUnder } from '../run/files.js';
 import { endOrphanGroups } from '../run/groups.js';
 import type { GitRepo } from '../git/types.js';
 import { localPath, localRoot, LOCKS_DIR, TEMPS_DIR } from '../core/paths.js';
@@ -177,17 +178,11 @@ async function sweepTemps(repo: GitRepo): Promise<string[]> {
   return removed.map((f) => path.relative(repo.dir, f).split(path.sep).join('/'));
 }
 
-/** Every folder under `roots` (the one walk, for a clone from before the ledgers). */
+/** Every folder under `roots` that holds a file (the one walk, for a clone from before the ledgers: only a folder with a file can hold a temp file). */
 async function foldersBelow(roots: readonly string[]): Promise<string[]> {
-  const out: string[] = [];
-  const walk = async (dir: string): Promise<void> => {
-    const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => null);
-    if (!entries) return;
-    out.push(dir);
-    for (const e of entries) if (e.isDirectory()) await walk(path.join(dir, e.name));
-  };
-  for (const r of roots) await walk(r);
-  return out;
+  const out = new Set<string>();
+  for (const root of roots) for (const file of await filesUnder(root)) out.add(path.dirname(path.join(root, file)));
+  return [...out];
 }
 
 /**

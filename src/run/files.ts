@@ -7,8 +7,9 @@ import path from 'node:path';
  * (at any depth); symbolic links are not followed, and listed only with
  * `links` (a committed symlink is a file to git); an unreadable folder is
  * left out. Used for the prose on disk (src/app/prose.ts, the presets'
- * src/run/presets/prose-files.ts and editor-cli.ts) and a case's workspace
- * (src/run/case.ts).
+ * src/run/presets/prose-files.ts and editor-cli.ts), a case's workspace
+ * (src/run/case.ts), and the one sweep for temp files of a clone from before
+ * their ledgers (src/app/recover.ts).
  */
 export async function filesUnder(root: string, base = '', opts: { skip?: ReadonlySet<string>; links?: boolean } = {}): Promise<string[]> {
   const out: string[] = [];
