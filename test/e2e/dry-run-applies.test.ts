@@ -3,10 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { PlannedCommit } from '../../src/app/plan.js';
-import { runCli } from '../../src/cli/program.js';
-import type { CommandIO } from '../../src/cli/io.js';
-import { ROOT } from '../helpers/cli.js';
+import { tuneInProcess } from '../helpers/in-process.js';
 import { TempRepo } from '../helpers/repo.js';
+import { RUNNER, RUNNER_CASES } from '../helpers/tuning.js';
 
 /**
  * A dry run is the plan the real run applies (src/app/plan.ts): for each
@@ -15,12 +14,6 @@ import { TempRepo } from '../helpers/repo.js';
  * (trailers and seal included), every file, and the run tags, as native git
  * sees them.
  */
-const RUNNER = path.join(ROOT, 'test/fixtures/runner.mjs');
-const CASES = [
-  { id: 'desk-hello', class: 'desk', input: 'Say hello to the customer', checks: [{ type: 'contains', value: 'politely' }] },
-  { id: 'billing-refund-03', class: 'billing', input: 'Can I get a refund after 40 days?', checks: [{ type: 'contains', value: '30 days' }] },
-  { id: 'tech-reset-02', class: 'tech', input: 'How do I reset my password?', checks: [{ type: 'contains', value: 'reset link' }] },
-];
 
 const cleanup: Array<() => void> = [];
 afterAll(() => {
@@ -28,16 +21,9 @@ afterAll(() => {
 });
 
 async function ok(repo: TempRepo, args: string[], env: Record<string, string> = {}): Promise<string> {
-  let stdout = '';
-  let stderr = '';
-  const io = (): CommandIO => ({
-    cwd: repo.dir, env: { ...process.env, ...repo.env, ...env }, now: new Date(), clock: () => new Date(), isTTY: false,
-    out: (text) => (stdout += text.endsWith('\n') ? text : `${text}\n`),
-    err: (text) => (stderr += text.endsWith('\n') ? text : `${text}\n`),
-  });
-  const code = await runCli(args, io);
-  expect(code, `git tune ${args.join(' ')}\n${stderr}\n${stdout}`).toBe(0);
-  return stdout;
+  const r = await tuneInProcess(repo, args, env);
+  expect(r.code, `git tune ${args.join(' ')}\n${r.stderr}\n${r.stdout}`).toBe(0);
+  return r.stdout;
 }
 
 async function planOf(repo: TempRepo, args: string[]): Promise<PlannedCommit[]> {
@@ -86,7 +72,7 @@ function withCases(prose: string): { repo: TempRepo; env: Record<string, string>
   cleanup.push(() => repo.cleanup());
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'git-tune-applies-'));
   cleanup.push(() => rmSync(scratch, { recursive: true, force: true }));
-  repo.write({ 'cases.yaml': CASES.map((c) => `- ${JSON.stringify(c)}`).join('\n') + '\n' });
+  repo.write({ 'cases.yaml': RUNNER_CASES.map((c) => `- ${JSON.stringify(c)}`).join('\n') + '\n' });
   repo.git('add', 'cases.yaml');
   repo.git('commit', '-q', '-m', 'the cases');
   return { repo, env: { TEST_INVOCATIONS: path.join(scratch, 'starts.txt') } };

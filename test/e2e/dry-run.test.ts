@@ -2,10 +2,10 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, unlinkSync, writeFileSync }
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../src/cli/program.js';
-import type { CommandIO } from '../../src/cli/io.js';
-import { ROOT } from '../helpers/cli.js';
+import type { CliResult } from '../helpers/cli.js';
+import { tuneInProcess } from '../helpers/in-process.js';
 import { TempRepo } from '../helpers/repo.js';
+import { RUNNER, RUNNER_CASES } from '../helpers/tuning.js';
 
 /**
  * `--dry-run` on every command that writes steps: the step writer is told to
@@ -18,37 +18,15 @@ import { TempRepo } from '../helpers/repo.js';
  * One tuning walked through the loop in this process (runCli, the sources),
  * a dry run before each real step: few processes, so the suite stays fast.
  */
-const RUNNER = path.join(ROOT, 'test/fixtures/runner.mjs');
-const CASES = [
-  { id: 'desk-hello', class: 'desk', input: 'Say hello to the customer', checks: [{ type: 'contains', value: 'politely' }] },
-  { id: 'billing-refund-03', class: 'billing', input: 'Can I get a refund after 40 days?', checks: [{ type: 'contains', value: '30 days' }] },
-  { id: 'tech-reset-02', class: 'tech', input: 'How do I reset my password?', checks: [{ type: 'contains', value: 'reset link' }] },
-];
 
 const cleanup: Array<() => void> = [];
 afterAll(() => {
   for (const c of cleanup.splice(0)) c();
 });
 
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+const tune = tuneInProcess;
 
-async function tune(repo: TempRepo, args: string[], env: Record<string, string> = {}): Promise<Result> {
-  let stdout = '';
-  let stderr = '';
-  const io = (): CommandIO => ({
-    cwd: repo.dir, env: { ...process.env, ...repo.env, ...env }, now: new Date(), clock: () => new Date(), isTTY: false,
-    out: (text) => (stdout += text.endsWith('\n') ? text : `${text}\n`),
-    err: (text) => (stderr += text.endsWith('\n') ? text : `${text}\n`),
-  });
-  const code = await runCli(args, io);
-  return { code, stdout, stderr };
-}
-
-async function ok(repo: TempRepo, args: string[], env: Record<string, string> = {}): Promise<Result> {
+async function ok(repo: TempRepo, args: string[], env: Record<string, string> = {}): Promise<CliResult> {
   const r = await tune(repo, args, env);
   expect(r.code, `git tune ${args.join(' ')}\n${r.stderr}\n${r.stdout}`).toBe(0);
   return r;
@@ -98,7 +76,7 @@ describe('--dry-run: the commits a step would write, and nothing written', () =>
   const settle = () => {
     if (existsSync(starts)) unlinkSync(starts);
   };
-  repo.write({ 'cases.yaml': CASES.map((c) => `- ${JSON.stringify(c)}`).join('\n') + '\n' });
+  repo.write({ 'cases.yaml': RUNNER_CASES.map((c) => `- ${JSON.stringify(c)}`).join('\n') + '\n' });
   repo.git('add', 'cases.yaml');
   repo.git('commit', '-q', '-m', 'the cases');
 
@@ -121,7 +99,7 @@ describe('--dry-run: the commits a step would write, and nothing written', () =>
     expect(existsSync(repo.path('.github'))).toBe(false);
 
     // dataset import: the dataset commit of the changed file.
-    repo.write({ 'more.yaml': [...CASES, { id: 'desk-bye', class: 'desk', input: 'Say goodbye', checks: [] }].map((c) => `- ${JSON.stringify(c)}`).join('\n') + '\n' });
+    repo.write({ 'more.yaml': [...RUNNER_CASES, { id: 'desk-bye', class: 'desk', input: 'Say goodbye', checks: [] }].map((c) => `- ${JSON.stringify(c)}`).join('\n') + '\n' });
     repo.git('add', 'more.yaml');
     repo.git('commit', '-q', '-m', 'more cases');
     const dataset = await dryRun(repo, ['dataset', 'import', 'more.yaml']);
@@ -215,7 +193,7 @@ describe('--dry-run: the commits a step would write, and nothing written', () =>
     // A tuning whose every batch is behind it: the final check is due.
     const done = TempRepo.create({ 'agents/prompt.md': 'Answer politely. Refunds within 30 days. Send a reset link.\n' });
     cleanup.push(() => done.cleanup());
-    done.write({ 'cases.yaml': CASES.map((c) => `- ${JSON.stringify(c)}`).join('\n') + '\n' });
+    done.write({ 'cases.yaml': RUNNER_CASES.map((c) => `- ${JSON.stringify(c)}`).join('\n') + '\n' });
     done.git('add', 'cases.yaml');
     done.git('commit', '-q', '-m', 'the cases');
     await ok(done, ['init', 'desk', '--prose', 'agents/**/*.md', '--runner', `node ${RUNNER}`, '--dataset', 'cases.yaml', '--no-hooks']);
@@ -250,9 +228,9 @@ describe('--dry-run: the commits a step would write, and nothing written', () =>
       mkdirSync(path.dirname(path.join(folder, file)), { recursive: true });
       writeFileSync(path.join(folder, file), `${JSON.stringify(value, null, 2)}\n`);
     };
-    write('dataset.json', CASES.map(({ checks: _checks, ...c }) => c));
+    write('dataset.json', RUNNER_CASES.map(({ checks: _checks, ...c }) => c));
     write('config.json', { minBatch: 3, maxBatch: 3, recheck: 1, seed: 1, maxRetries: 2, maxRuns: 2, prose: ['agents/**/*.md'], runner: 'node agent.js' });
-    write('selection.json', CASES.map((c) => c.id));
+    write('selection.json', RUNNER_CASES.map((c) => c.id));
     const plan = await dryRun(target, ['import', folder]);
     const subjects = plan.plan.commits.map((c) => c.subject);
     expect(subjects[0]).toBe('tune(finetune): init');

@@ -3,9 +3,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ROOT, tuneAsync, tuneOk } from '../helpers/cli.js';
+import { tuneAsync, tuneOk } from '../helpers/cli.js';
 import { TempRepo } from '../helpers/repo.js';
-import { templateAsync } from '../helpers/tuning.js';
+import { RUNNER, RUNNER_CASES, templateAsync } from '../helpers/tuning.js';
 
 /**
  * `git tune edit` and `git tune revert` (docs/method.md#edits, docs/git-model.md) through the real CLI:
@@ -17,14 +17,8 @@ import { templateAsync } from '../helpers/tuning.js';
  * prompt.md can turn a case right; agents/refunds.md is prose that no answer
  * reads, so an edit there fixes nothing.
  */
-const RUNNER = path.join(ROOT, 'test/fixtures/runner.mjs');
 const RUN1 = 'batch01-nomem-run1';
 const RUN2 = 'batch01-nomem-run2';
-const CASES = [
-  { id: 'desk-hello', class: 'desk', input: 'Say hello to the customer', checks: [{ type: 'contains', value: 'politely' }] },
-  { id: 'billing-refund-03', class: 'billing', input: 'Can I get a refund after 40 days?', checks: [{ type: 'contains', value: '30 days' }] },
-  { id: 'tech-reset-02', class: 'tech', input: 'How do I reset my password?', checks: [{ type: 'contains', value: 'reset link' }] },
-];
 /** Prose no answer reads: long enough that edits at its two ends do not overlap. */
 const REFUNDS = Array.from({ length: 12 }, (_, i) => `- refund rule ${i + 1}: as the handbook says`).join('\n') + '\n';
 
@@ -49,7 +43,7 @@ async function graded(config: Array<[string, string]> = []): Promise<TempRepo> {
 
 async function buildGraded(config: Array<[string, string]>): Promise<TempRepo> {
   const repo = TempRepo.create({ 'agents/prompt.md': 'Answer politely.\n', 'agents/refunds.md': REFUNDS, 'agents/memory-policy.md': '- save what you look up\n', 'notes/todo.md': 'later\n' });
-  repo.write({ 'cases.yaml': CASES.map((c) => `- ${JSON.stringify(c)}`).join('\n') + '\n' });
+  repo.write({ 'cases.yaml': RUNNER_CASES.map((c) => `- ${JSON.stringify(c)}`).join('\n') + '\n' });
   repo.git('add', 'cases.yaml');
   repo.git('commit', '-q', '-m', 'the cases');
   await tuneOk(repo, ['init', 'desk', '--prose', 'agents/**/*.md', '--memory-policy', 'agents/memory-policy.md', '--runner', `node ${RUNNER}`, '--dataset', 'cases.yaml']);
@@ -168,7 +162,7 @@ describe.concurrent('git tune edit', { timeout: 180_000 }, () => {
   it('in a with-memory half, refuses prose outside the memory policy; the policy itself may change', async () => {
     const repo = TempRepo.create({ 'agents/prompt.md': 'Answer politely.\n', 'agents/memory-policy.md': '- save what you look up\n' });
     repos.push(repo);
-    repo.write({ 'cases.yaml': `- ${JSON.stringify(CASES[0])}\n` });
+    repo.write({ 'cases.yaml': `- ${JSON.stringify(RUNNER_CASES[0])}\n` });
     repo.git('add', 'cases.yaml');
     repo.git('commit', '-q', '-m', 'the cases');
     await tuneOk(repo, ['init', 'desk', '--prose', 'agents/**/*.md', '--memory-policy', 'agents/memory-policy.md', '--runner', `node ${RUNNER}`, '--dataset', 'cases.yaml']);
@@ -223,7 +217,7 @@ fs.writeFileSync(process.env.TUNE_OUTPUT, JSON.stringify(result));
 `;
     const repo = TempRepo.create({ 'agents/prompt.md': 'Answer politely.\n', 'agent.mjs': AGENT });
     repos.push(repo);
-    repo.write({ 'cases.yaml': CASES.slice(0, 2).map((c) => `- ${JSON.stringify(c)}`).join('\n') + '\n' });
+    repo.write({ 'cases.yaml': RUNNER_CASES.slice(0, 2).map((c) => `- ${JSON.stringify(c)}`).join('\n') + '\n' });
     repo.git('add', 'cases.yaml');
     repo.git('commit', '-q', '-m', 'the cases');
     const tune = (args: string[], env: Record<string, string> = {}) => tuneAsync(repo, args, env);

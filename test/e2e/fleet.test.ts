@@ -4,9 +4,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { autoFleet } from '../../src/app/auto-fleet.js';
 import { autoAll, autoTuning, newSession, type AutoOptions, type AutoSession } from '../../src/app/auto.js';
 import { createFleet, reportFleet } from '../../src/app/fleet.js';
-import type { CommandIO } from '../../src/cli/io.js';
-import { runCli } from '../../src/cli/program.js';
 import { ROOT, tuneOkSync } from '../helpers/cli.js';
+import { tuneInProcess } from '../helpers/in-process.js';
 import { readRef, TempRepo } from '../helpers/repo.js';
 import { exampleRepo, stepCommits, template } from '../helpers/tuning.js';
 
@@ -48,17 +47,7 @@ function shopRepo(): TempRepo {
 const envOf = (repo: TempRepo) => ({ ...process.env, ...repo.env });
 const ctxOf = (repo: TempRepo) => ({ env: envOf(repo), now: new Date() });
 
-async function tune(repo: TempRepo, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const io = (): CommandIO => ({
-    cwd: repo.dir, env: envOf(repo), now: new Date(), clock: () => new Date(), isTTY: false,
-    out: (text) => (stdout += text.endsWith('\n') ? text : `${text}\n`),
-    err: (text) => (stderr += text.endsWith('\n') ? text : `${text}\n`),
-  });
-  const code = await runCli(args, io);
-  return { code, stdout, stderr };
-}
+const tune = (repo: TempRepo, args: string[]) => tuneInProcess(repo, args);
 
 function autoOpts(repo: TempRepo, session: AutoSession, lines: string[], prefix = '', extra: Partial<AutoOptions> = {}): AutoOptions {
   return { env: envOf(repo), session, say: (l) => lines.push(`${prefix}${l}`), detail: (t) => lines.push(`${prefix}  ${t}`), ...extra };

@@ -4,9 +4,8 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createFleet } from '../../src/app/fleet.js';
-import type { CommandIO } from '../../src/cli/io.js';
-import { runCli } from '../../src/cli/program.js';
 import { ROOT, startTune, tuneAsync, type CliResult } from '../helpers/cli.js';
+import { tuneInProcess } from '../helpers/in-process.js';
 import { TempRepo } from '../helpers/repo.js';
 import { exampleRepo, stepCommits, templateAsync } from '../helpers/tuning.js';
 
@@ -157,17 +156,7 @@ describe.concurrent('one driver per tuning', () => {
 });
 
 /** `git tune <args>` in this process, as the user would see it. */
-async function tune(repo: TempRepo, args: string[]): Promise<CliResult> {
-  let stdout = '';
-  let stderr = '';
-  const io = (): CommandIO => ({
-    cwd: repo.dir, env: { ...process.env, ...repo.env }, now: new Date(), clock: () => new Date(), isTTY: false,
-    out: (text) => (stdout += text.endsWith('\n') ? text : `${text}\n`),
-    err: (text) => (stderr += text.endsWith('\n') ? text : `${text}\n`),
-  });
-  const code = await runCli(args, io);
-  return { code, signal: null, stdout, stderr };
-}
+const tune = (repo: TempRepo, args: string[]) => tuneInProcess(repo, args);
 
 /** The fleet agent behind a wrapper that waits SLOW_AGENT_MS first (so a driver is caught mid-drive). */
 function slowAgent(): string {

@@ -13,6 +13,13 @@ import { TempRepo } from './repo.js';
 export const RUNNER = path.join(ROOT, 'test/fixtures/runner.mjs');
 export const EXAMPLE = path.join(ROOT, 'templates/example');
 
+/** Three cases the runner fixture (RUNNER) answers, one per class: right once the prose says what each check looks for. */
+export const RUNNER_CASES = [
+  { id: 'desk-hello', class: 'desk', input: 'Say hello to the customer', checks: [{ type: 'contains', value: 'politely' }] },
+  { id: 'billing-refund-03', class: 'billing', input: 'Can I get a refund after 40 days?', checks: [{ type: 'contains', value: '30 days' }] },
+  { id: 'tech-reset-02', class: 'tech', input: 'How do I reset my password?', checks: [{ type: 'contains', value: 'reset link' }] },
+];
+
 export const yamlCases = (cases: Array<Record<string, unknown>>): string => cases.map((c) => `- ${JSON.stringify(c)}`).join('\n') + '\n';
 
 /** A case test/fixtures/runner.mjs answers politely. */
