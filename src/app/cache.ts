@@ -144,24 +144,23 @@ let codeHash: string | null = null;
  */
 function foldCodeHash(): string {
   if (codeHash) return codeHash;
+  // The bundle's id is a hash of it already: a warm start hashes nothing (and loads no node:crypto).
+  if (typeof GIT_TUNE_BUILD_ID !== 'undefined') return (codeHash = `${FORMAT} build ${GIT_TUNE_BUILD_ID}`);
   const hash = createHash('sha1').update(String(FORMAT));
-  if (typeof GIT_TUNE_BUILD_ID !== 'undefined') hash.update(` build ${GIT_TUNE_BUILD_ID}`);
-  else {
-    const self = fileURLToPath(import.meta.url);
-    const root = path.join(path.dirname(self), '..');
-    const ext = path.extname(self);
-    const walk = (dir: string): void => {
-      for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
-        const file = path.join(dir, entry.name);
-        if (entry.isDirectory()) walk(file);
-        else if (entry.name.endsWith(ext)) {
-          const st = statSync(file, { throwIfNoEntry: false });
-          hash.update(`${path.relative(root, file)} ${st?.size} ${st?.mtimeMs} ${st?.ino}\n`);
-        }
+  const self = fileURLToPath(import.meta.url);
+  const root = path.join(path.dirname(self), '..');
+  const ext = path.extname(self);
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+      const file = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(file);
+      else if (entry.name.endsWith(ext)) {
+        const st = statSync(file, { throwIfNoEntry: false });
+        hash.update(`${path.relative(root, file)} ${st?.size} ${st?.mtimeMs} ${st?.ino}\n`);
       }
-    };
-    walk(root);
-  }
+    }
+  };
+  walk(root);
   codeHash = hash.digest('hex');
   return codeHash;
 }

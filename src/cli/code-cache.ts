@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import vm from 'node:vm';
+import zlib from 'node:zlib';
 import { diskFullPoint } from '../faults/enospc.js';
 
 /**
@@ -15,11 +16,13 @@ import { diskFullPoint } from '../faults/enospc.js';
  * The cache is one file per bundle, Node build and command (a command's first
  * run records the functions it compiled), in a directory of the user's own
  * under the OS temp dir. It can never run other code than the bundle's: its
- * name holds the bundle's content hash (`build`, taken when it was built),
- * the bundle file's size and time (a hand edit changes them), the Node build
- * and its flags; its contents hold a hash of themselves (a file cut short or
- * damaged is not handed to V8, which checks only lengths and versions). A
- * cache that cannot be read or written only costs speed.
+ * name holds the start of the bundle's content hash (`build`, taken when it
+ * was built) and a checksum of all of it, the bundle file's size and time (a
+ * hand edit changes them), the Node build and its flags; its contents hold a
+ * checksum of themselves (a file cut short or damaged is not handed to V8,
+ * which checks only lengths and versions). A cache that cannot be read or
+ * written only costs speed. The checksums are CRC-32 (zlib's, Node 20.15+),
+ * not a cryptographic hash: node:crypto would cost every start its load.
  * NODE_DISABLE_COMPILE_CACHE (Node's own switch) turns it off.
  */
 export function requireWithCodeCache(file: string, build: string, command: string): unknown {
@@ -51,7 +54,13 @@ export function requireWithCodeCache(file: string, build: string, command: strin
   return module.exports;
 }
 
-const DIGEST = 20; // sha1
+const SUM = 4; // bytes of the contents' checksum, before them
+
+/** CRC-32 as 8 hex digits (zlib's; before Node 20.15, the start of a SHA-1). */
+function checksum(data: string | Buffer): string {
+  const crc32 = (zlib as { crc32?: (data: string | Buffer) => number }).crc32;
+  return crc32 ? (crc32(data) >>> 0).toString(16).padStart(8, '0') : createHash('sha1').update(data).digest('hex').slice(0, 8);
+}
 
 function cacheFile(key: string, command: string): string | null {
   if (process.env.NODE_DISABLE_COMPILE_CACHE) return null;
@@ -59,7 +68,7 @@ function cacheFile(key: string, command: string): string | null {
   if (!dir) return null;
   // V8 refuses code cached under other flags: runs with other flags (--cpu-prof, NODE_OPTIONS) keep their own file, not rewrite each other's.
   const node = [process.version, process.versions.v8, process.arch, process.execArgv.join(' '), process.env.NODE_OPTIONS ?? ''].join('\0');
-  const id = createHash('sha1').update(`${key}\0${node}`).digest('hex').slice(0, 16);
+  const id = `${key.slice(0, 8)}${checksum(`${key}\0${node}`)}`;
   const name = /^[a-z][a-z-]{0,19}$/.test(command) ? command : 'other';
   return path.join(dir, `${id}-${name}.bin`);
 }
@@ -81,9 +90,8 @@ function ownDir(): string | null {
 function readCache(file: string): Buffer | undefined {
   try {
     const bytes = readFileSync(file);
-    const data = bytes.subarray(DIGEST);
-    const sum = createHash('sha1').update(data).digest();
-    return bytes.length > DIGEST && sum.equals(bytes.subarray(0, DIGEST)) ? data : undefined;
+    const data = bytes.subarray(SUM);
+    return bytes.length > SUM && checksum(data) === bytes.subarray(0, SUM).toString('hex') ? data : undefined;
   } catch {
     return undefined;
   }
@@ -93,7 +101,7 @@ function writeCache(file: string, script: vm.Script): void {
   const tmp = `${file}.tmp-${process.pid}`;
   try {
     const data = script.createCachedData();
-    writeFileSync(tmp, Buffer.concat([createHash('sha1').update(data).digest(), data]), { mode: 0o600 });
+    writeFileSync(tmp, Buffer.concat([Buffer.from(checksum(data), 'hex'), data]), { mode: 0o600 });
     diskFullPoint('code-cache', tmp);
     renameSync(tmp, file);
     pruneOtherBuilds(path.dirname(file), path.basename(file).slice(0, 16));

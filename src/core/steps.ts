@@ -228,8 +228,12 @@ export const SEAL_TRAILER = 'Tune-Seal';
 const SEAL_LOWER = SEAL_TRAILER.toLowerCase();
 
 // One-shot hashing (Node 20.12+) costs a third of a Hash object's: the fold checks a seal per commit.
-const oneShot = (crypto as { hash?: (algorithm: string, data: string) => string }).hash;
-const sha256Hex = (text: string): string => (oneShot ? oneShot('sha256', text) : createHash('sha256').update(text).digest('hex'));
+// Looked up at the first seal, not at load: a command that checks none loads no node:crypto (scripts/bundle.mjs).
+let oneShot: ((algorithm: string, data: string) => string) | null | undefined;
+const sha256Hex = (text: string): string => {
+  oneShot ??= (crypto as { hash?: (algorithm: string, data: string) => string }).hash ?? null;
+  return oneShot ? oneShot('sha256', text) : createHash('sha256').update(text).digest('hex');
+};
 const SEAL_VERSION = 'v1';
 
 export function sealOf(trailers: readonly Trailer[]): string {

@@ -6,8 +6,6 @@ import path from 'node:path';
 import { usageError } from '../errors.js';
 import type { Person } from './types.js';
 
-const execFileAsync = promisify(execFile);
-
 /**
  * The author and committer, resolved the way git does: GIT_AUTHOR_* /
  * GIT_COMMITTER_* from the environment, then the repository's config, then
@@ -79,7 +77,8 @@ export async function configIdentity(gitdir: string, env: Env): Promise<{ name: 
   for (const [k, v] of Object.entries(env)) if (v !== undefined) childEnv[k] = v;
   let found: { name: string | null; email: string | null };
   try {
-    const { stdout } = await execFileAsync('git', ['config', '--get-regexp', '^user\\.(name|email)$'], {
+    // Promisified here, not at load: a command that never asks loads no child_process (scripts/bundle.mjs).
+    const { stdout } = await promisify(execFile)('git', ['config', '--get-regexp', '^user\\.(name|email)$'], {
       cwd: path.dirname(gitdir), env: { ...childEnv, GIT_DIR: gitdir }, encoding: 'utf8',
     });
     found = { name: null, email: null };
