@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { tookCodePath } from '../code-paths.js';
 import v8 from 'node:v8';
 import { foldHistory, type HistoryCommit, type TuningState } from '../core/fold.js';
 import { branchName } from '../core/names.js';
@@ -411,6 +412,7 @@ export async function readTuningHistory<P>(
   }
 
   // The walk starts first: git reads the history on its own core while the tip files are parsed here.
+  tookCodePath('fold');
   const cancel = { cancelled: false };
   const walking = walkHistory(repo, name, tip, usable?.head.tip ?? null, cancel);
   walking.catch(() => {}); // awaited below, after the tip files (whose errors come first)
@@ -425,6 +427,7 @@ export async function readTuningHistory<P>(
     selectionOid = blobOid(files.selectionText);
     sameFiles = usable !== null && usable.head.configOid === configOid && usable.head.selectionOid === selectionOid;
     // The tip files did not change since the cached tip: their parse is kept too (no YAML parser to load).
+    if (!sameFiles) tookCodePath('parse');
     parsed = sameFiles ? (usable!.head.parsed as P) : await parse(files);
   } catch (err) {
     cancel.cancelled = true; // a bad config.yaml: the walk stops (its git process ends) rather than read on

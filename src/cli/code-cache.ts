@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import vm from 'node:vm';
 import zlib from 'node:zlib';
+import { codePathsTaken } from '../code-paths.js';
 import { diskFullPoint } from '../faults/enospc.js';
 
 /**
@@ -39,22 +40,33 @@ export function requireWithCodeCache(file: string, build: string, command: strin
     closeSync(fd);
   }
   const cache = cacheFile(key, command);
-  const cachedData = cache ? readCache(cache) : undefined;
+  const cached = cache ? readCache(cache) : undefined;
   // The wrapper Node gives a CommonJS module, on the source's first line (line numbers hold).
   const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
     filename: file,
-    cachedData,
+    cachedData: cached?.data,
   });
-  // Written at exit, so it holds every function this command compiled, not only the top level;
-  // only after a success (a mistyped command makes none).
-  if (cache && (cachedData === undefined || script.cachedDataRejected)) process.once('exit', (code) => code === 0 && writeCache(cache, script));
+  // Written at exit, so it holds every function this command compiled (and those it was handed), not only the
+  // top level; only after a success (a mistyped command makes none). Again after a run that took a path
+  // (src/code-paths.ts) the file does not cover: its functions join the others.
+  if (cache) {
+    const covered = cached && !script.cachedDataRejected ? cached.paths : null;
+    process.once('exit', (code) => {
+      const paths = new Set([...(covered ?? []), ...codePathsTaken()]);
+      if (code === 0 && (covered === null || paths.size > covered.size)) writeCache(cache, script, [...paths].sort());
+    });
+  }
   const module = { exports: {} as unknown };
   const wrapper = script.runInThisContext() as (...args: unknown[]) => void;
   wrapper(module.exports, createRequire(file), module, file, path.dirname(file));
   return module.exports;
 }
 
-const SUM = 4; // bytes of the contents' checksum, before them
+/**
+ * A cache file: the CRC-32 of the rest (4 bytes), the paths it covers
+ * (one byte of length, then their names, comma-separated), V8's data.
+ */
+const SUM = 4;
 
 /** CRC-32 as 8 hex digits (zlib's; before Node 20.15, the start of a SHA-1). */
 function checksum(data: string | Buffer): string {
@@ -87,21 +99,25 @@ function ownDir(): string | null {
   }
 }
 
-function readCache(file: string): Buffer | undefined {
+function readCache(file: string): { data: Buffer; paths: ReadonlySet<string> } | undefined {
   try {
     const bytes = readFileSync(file);
-    const data = bytes.subarray(SUM);
-    return bytes.length > SUM && checksum(data) === bytes.subarray(0, SUM).toString('hex') ? data : undefined;
+    const rest = bytes.subarray(SUM);
+    if (bytes.length <= SUM + 1 || checksum(rest) !== bytes.subarray(0, SUM).toString('hex')) return undefined;
+    const end = 1 + rest[0]!;
+    const paths = rest.subarray(1, end).toString('latin1');
+    return { data: rest.subarray(end), paths: new Set(paths ? paths.split(',') : []) };
   } catch {
     return undefined;
   }
 }
 
-function writeCache(file: string, script: vm.Script): void {
+function writeCache(file: string, script: vm.Script, paths: readonly string[]): void {
   const tmp = `${file}.tmp-${process.pid}`;
   try {
-    const data = script.createCachedData();
-    writeFileSync(tmp, Buffer.concat([Buffer.from(checksum(data), 'hex'), data]), { mode: 0o600 });
+    const names = Buffer.from(paths.join(','), 'latin1');
+    const rest = Buffer.concat([Buffer.from([names.length]), names, script.createCachedData()]);
+    writeFileSync(tmp, Buffer.concat([Buffer.from(checksum(rest), 'hex'), rest]), { mode: 0o600 });
     diskFullPoint('code-cache', tmp);
     renameSync(tmp, file);
     pruneOtherBuilds(path.dirname(file), path.basename(file).slice(0, 16));

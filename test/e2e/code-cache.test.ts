@@ -45,6 +45,32 @@ describe('the code cache of the shipped CLI', () => {
     expect(files().map((f) => f.slice(17))).toEqual(['next.bin', 'status.bin']);
   });
 
+  it('is written again, once, after a run that folded history or parsed config.yaml where its file did not cover that', () => {
+    // The fold cache holds the tip: this run of `next` is warm, and its file covers no heavier path.
+    expect(repo.tune(['next']).code).toBe(0);
+    const warm = tune(['next']);
+    const file = path.join(cacheDir(), files()[0]!);
+    // The file's header: checksum (4 bytes), then the covered paths (a length byte, the names).
+    const covered = () => {
+      const bytes = readFileSync(file);
+      return bytes.subarray(5, 5 + bytes[4]!).toString('latin1');
+    };
+    expect(covered()).toBe('');
+    const before = statSync(file);
+    const dropFoldCache = () => rmSync(repo.path('.git/tune/desk/cache'), { recursive: true, force: true });
+    dropFoldCache();
+    expect(tune(['next'])).toEqual(warm);
+    expect(covered()).toBe('fold,parse');
+    expect(statSync(file).size).toBeGreaterThan(before.size);
+    const folded = statSync(file);
+    // Covered now: a cold run again, and a warm one, use it as it is.
+    dropFoldCache();
+    expect(tune(['next'])).toEqual(warm);
+    expect(tune(['next'])).toEqual(warm);
+    expect(statSync(file).ino).toBe(folded.ino);
+    expect(statSync(file).mtimeMs).toBe(folded.mtimeMs);
+  });
+
   it('a damaged cache file is not used: the command answers the same and writes it again', () => {
     const first = tune(['next']);
     const file = path.join(cacheDir(), files()[0]!);
