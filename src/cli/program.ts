@@ -58,8 +58,7 @@ export const COMMANDS: ReadonlyArray<readonly [{ register: (program: CommandUnkn
  * gets them all, so help and suggestions stay complete.
  */
 export function buildProgram(argv?: readonly string[]) {
-  const word = argv?.slice(2).find((a) => !a.startsWith('-'));
-  const invoked = word === undefined ? undefined : COMMANDS.find(([, words]) => words.includes(word));
+  const invoked = invokedCommand(argv);
   const program = new Command('git-tune')
     .description('Tune the prose of an LLM agent against a dataset, with git as the memory of the loop.\nStart with `git tune init`, then follow `git tune next`.')
     .addHelpText('after', `
@@ -123,6 +122,20 @@ function helpOfSubcommand(program: CommandUnknownOpts, argv: string[]): string[]
     command = sub as CommandUnknownOpts;
   }
   return [node, script, ...rest, '--help'];
+}
+
+/**
+ * The command file the argv's command word names: the first word, with only
+ * the program's own `--debug` before it (`--help next` is the program's help,
+ * which lists them all).
+ */
+function invokedCommand(argv: readonly string[] | undefined): (typeof COMMANDS)[number] | undefined {
+  for (const arg of argv?.slice(2) ?? []) {
+    if (arg === '--debug') continue;
+    if (arg.startsWith('-')) return undefined;
+    return COMMANDS.find(([, words]) => words.includes(arg));
+  }
+  return undefined;
 }
 
 export async function main(argv: string[]): Promise<number> {

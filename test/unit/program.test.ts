@@ -28,6 +28,8 @@ describe('the program declares the command the argv names', () => {
   it('help, no command, or a word that names none: every command, in the order of --help', () => {
     const all = names(buildProgram());
     expect(all).toEqual(COMMANDS.flatMap(([, words]) => words));
-    for (const argv of [['help', 'next'], [], ['--help'], ['nxt']]) expect(names(buildProgram(['node', 'git-tune', ...argv]))).toEqual(all);
+    for (const argv of [['help', 'next'], [], ['--help'], ['nxt'], ['--help', 'next'], ['-h', 'next'], ['--debug', '--help', 'next']]) {
+      expect(names(buildProgram(['node', 'git-tune', ...argv])), argv.join(' ')).toEqual(all);
+    }
   });
 });
