@@ -5,6 +5,7 @@
 import { fileURLToPath } from 'node:url';
 import { requireWithCodeCache } from './code-cache.js';
 import { answeredVersion, ignoreClosedOutput } from './io.js';
+import { exitWhenSettled } from '../run/exit-when-settled.js';
 
 /** The content hash of cli.cjs, set by the bundler (it builds cli.cjs first). */
 declare const GIT_TUNE_PROGRAM_HASH: string;
@@ -15,5 +16,5 @@ if (!answeredVersion(args)) {
   const command = args.find((a) => !a.startsWith('-')) ?? 'help';
   const program = requireWithCodeCache(fileURLToPath(new URL('./cli.cjs', import.meta.url)), GIT_TUNE_PROGRAM_HASH, command) as typeof import('./program.js');
   // Not a top-level await: the shipped entry is CommonJS (scripts/bundle.mjs); main() reports its own errors.
-  void program.main(process.argv).then((code) => (process.exitCode = code));
+  exitWhenSettled(program.main(process.argv), 'git-tune');
 }

@@ -8,6 +8,7 @@ import { editorProposalSchema, editProse, EditorReplyError } from './editor-logi
 import { makeModel } from './llm/client.js';
 import { parseProseScope, readProseFiles } from './prose-files.js';
 import { issuesText } from './prompt-text.js';
+import { exitWhenSettled } from '../exit-when-settled.js';
 
 /**
  * The editor presets `openai-chat` and `anthropic` (TUNE_PRESET says which):
@@ -77,9 +78,8 @@ export async function runEditorApi(env: Env, io: ProgramIo): Promise<number> {
 }
 
 if (process.env.TUNE_CHANGES && process.env.TUNE_PROPOSALS && process.env.TUNE_PRESET) {
-  // Not a top-level await: dist/bin/ is CommonJS (scripts/bundle.mjs).
-  void runEditorApi(process.env, {
+  exitWhenSettled(runEditorApi(process.env, {
     out: (line) => process.stdout.write(`${line}\n`),
     err: (line) => process.stderr.write(`${line}\n`),
-  }).then((code) => (process.exitCode = code));
+  }), 'editor preset');
 }

@@ -7,6 +7,7 @@ import { makeModel } from './llm/client.js';
 import { ModelError } from './llm/types.js';
 import { JUDGE_EXIT_DOWN } from '../../contracts/judge.js';
 import { parseProseScope, readProseFiles } from './prose-files.js';
+import { exitWhenSettled } from '../exit-when-settled.js';
 
 /**
  * The judge presets `openai-chat` and `anthropic` (TUNE_PRESET says which):
@@ -77,9 +78,8 @@ export async function runJudgeApi(env: Env, io: ProgramIo): Promise<number> {
 }
 
 if (process.env.TUNE_OUTPUT && process.env.TUNE_RESULT && process.env.TUNE_PRESET) {
-  // Not a top-level await: dist/bin/ is CommonJS (scripts/bundle.mjs).
-  void runJudgeApi(process.env, {
+  exitWhenSettled(runJudgeApi(process.env, {
     out: (line) => process.stdout.write(`${line}\n`),
     err: (line) => process.stderr.write(`${line}\n`),
-  }).then((code) => (process.exitCode = code));
+  }), 'judge preset');
 }

@@ -1,0 +1,19 @@
+/**
+ * Ends a program with its main promise's exit code. The shipped programs
+ * (the CLI's entry, the presets') are CommonJS, with no top-level await: a
+ * main promise left pending with nothing else to wait for would let Node
+ * exit 0 without a word (an ES module's await exits 13). Here it exits 1,
+ * the unexpected error, saying so.
+ */
+export function exitWhenSettled(main: Promise<number>, program: string): void {
+  let settled = false;
+  void main.then((code) => {
+    settled = true;
+    process.exitCode = code;
+  });
+  process.once('exit', () => {
+    if (settled) return;
+    process.stderr.write(`${program}: internal error: it stopped before its work was done (a promise nothing settled); run it again with --debug and report it\n`);
+    process.exitCode = 1;
+  });
+}
