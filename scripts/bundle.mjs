@@ -56,11 +56,12 @@ const commonJs = {
 
 // Node's builtins that a short command rarely uses but that cost a start
 // their load (node:crypto and node:child_process, with the streams and net
-// they pull in, ~4 ms of a warm `next`): in the bundles each is an object
+// they pull in, ~2 ms of a warm `next`): in the bundles each is an object
 // whose properties load the module on first use (so a module's top level
 // must not read them: src/core/steps.ts, src/git/identity.ts). The names are this Node's (the
 // build's): a name a later Node adds is simply not there to import.
-const LAZY_BUILTINS = ['node:crypto', 'node:child_process', 'node:zlib'];
+// Bare names too: a dependency's `require('crypto')` is the same module.
+const LAZY_BUILTINS = ['node:crypto', 'node:child_process', 'node:zlib', 'crypto', 'child_process', 'zlib'];
 const lazyBuiltins = {
   name: 'lazy-builtins',
   setup(b) {

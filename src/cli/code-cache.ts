@@ -116,6 +116,7 @@ function writeCache(file: string, script: vm.Script, paths: readonly string[]): 
   const tmp = `${file}.tmp-${process.pid}`;
   try {
     const names = Buffer.from(paths.join(','), 'latin1');
+    if (names.length > 255) throw new Error('the covered paths do not fit their length byte');
     const rest = Buffer.concat([Buffer.from([names.length]), names, script.createCachedData()]);
     writeFileSync(tmp, Buffer.concat([Buffer.from(checksum(rest), 'hex'), rest]), { mode: 0o600 });
     diskFullPoint('code-cache', tmp);

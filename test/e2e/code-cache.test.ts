@@ -71,6 +71,21 @@ describe('the code cache of the shipped CLI', () => {
     expect(statSync(file).mtimeMs).toBe(folded.mtimeMs);
   });
 
+  it('a warm next loads neither node:crypto nor node:child_process (the bundles load them on first use); a fold does', () => {
+    const list = path.join(tmp, 'modules.txt');
+    const preload = path.join(tmp, 'modules.cjs');
+    writeFileSync(preload, `process.on('exit', () => require('fs').writeFileSync(${JSON.stringify(list)}, process.moduleLoadList.join('\\n')));`);
+    const loaded = () => readFileSync(list, 'utf8').split('\n').filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice('NativeModule '.length));
+    expect(repo.tune(['next']).code).toBe(0);
+    expect(tune(['next'], { NODE_OPTIONS: `--require ${preload}` }).code).toBe(0);
+    expect(loaded()).not.toContain('crypto');
+    expect(loaded()).not.toContain('child_process');
+    // A fold checks each step's seal (SHA-256) and reads history with git: both load, when used.
+    rmSync(repo.path('.git/tune/desk/cache'), { recursive: true, force: true });
+    expect(tune(['next'], { NODE_OPTIONS: `--require ${preload}` }).code).toBe(0);
+    expect(loaded()).toEqual(expect.arrayContaining(['crypto', 'child_process']));
+  });
+
   it('a damaged cache file is not used: the command answers the same and writes it again', () => {
     const first = tune(['next']);
     const file = path.join(cacheDir(), files()[0]!);
