@@ -316,12 +316,14 @@ async function restoreKept(view: TuningView, tags: readonly AbandonedRun[], move
 /**
  * Before a run starts: its tag name must be free. A tag on a commit the
  * branch does not hold as that run is moved aside (with any other tag off the
- * branch); one the branch holds is refused as before.
+ * branch); one the branch holds is refused as before. Returns the runs whose
+ * tags moved; a dry run checks the same, moves nothing, and gets the runs it
+ * would move.
  */
-export async function makeWayForRun(view: TuningView, run: string, ctx: WriteCtx): Promise<void> {
+export async function makeWayForRun(view: TuningView, run: string, ctx: WriteCtx, opts: { dryRun?: boolean } = {}): Promise<string[]> {
   const { repo, name, tip } = view;
   const held = await repo.resolveRef(tagRef(name, run));
-  if (held === null) return;
+  if (held === null) return [];
   const onBranch = new Set(view.commits.map((c) => c.oid));
   if (!(await offTheBranch(repo, held, onBranch, tip))) {
     throw usageError('tag-exists', `tag ${tagName(name, run)} already exists`, `git tag -d ${tagName(name, run)}   # only if it is left over from another repository`);
@@ -330,7 +332,8 @@ export async function makeWayForRun(view: TuningView, run: string, ctx: WriteCtx
   for (const t of tagsOffTheBranch(await runTags(repo, name), runCommitOf(view))) {
     if (t.run === run || (await offTheBranch(repo, t.commit, onBranch, tip))) off.push(t);
   }
-  await moveAside(repo, name, { runs: off, why: `a new ${run} needed the tag name`, from: await tipBefore(repo, name, tip), tip, onBranch }, ctx);
+  if (!opts.dryRun) await moveAside(repo, name, { runs: off, why: `a new ${run} needed the tag name`, from: await tipBefore(repo, name, tip), tip, onBranch }, ctx);
+  return off.map((t) => t.run);
 }
 
 /**

@@ -381,7 +381,7 @@ async function runDueLocked(opened: Tuning, opts: RunOptions, ctx: DryRunnable<R
   const step = nextFor(tuning);
   const { name, resume } = dueRunOf(tuning, step, opts.final);
   // Before any case runs: a tag left by abandoned steps is moved aside; one on the branch is refused (the run commit could not be tagged).
-  await makeWayForRun(viewOf(tuning), name, { env: ctx.env, now: ctx.clock() });
+  const aside = await makeWayForRun(viewOf(tuning), name, { env: ctx.env, now: ctx.clock() }, { dryRun: ctx.dryRun === true });
   const preflight = await preflightRun(tuning, name, opts);
   const { config, concurrency, ids, dataset } = preflight;
   const store = new RunStore(tuning.repo.gitdir, tuning.name, name);
@@ -398,7 +398,11 @@ async function runDueLocked(opened: Tuning, opts: RunOptions, ctx: DryRunnable<R
   const startedAt = ctx.clock().toISOString();
   const start = { concurrency, resume, toRun: ids.length - stored.size, total: ids.length };
   // A dry run plans the run-start commit, the first write, and stops there: no case runs.
-  if (ctx.dryRun) return new Plan(await planSteps(targetOf(tuning), [runStartStep(tuning, name, start)]));
+  if (ctx.dryRun) {
+    const plan = new Plan(await planSteps(targetOf(tuning), [runStartStep(tuning, name, start)]));
+    const tags = aside.map((r) => tagName(tuning.name, r)).join(', ');
+    return aside.length === 0 ? plan : plan.followedBy(`before the commit, the run tag${aside.length === 1 ? '' : 's'} ${tags}, left by abandoned steps, ${aside.length === 1 ? 'goes' : 'go'} aside (refs/tune-abandoned)`);
+  }
   tuning = await startRun(tuning, name, start, ctx);
   const todo = ids.filter((id) => !stored.has(id)).map((id) => dataset.get(id)!);
   const { stopped, touched } = await runCasePool(tuning, { name, cases: todo, preflight, store, stored, usedBefore, total: ids.length }, ctx);

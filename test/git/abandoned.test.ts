@@ -119,8 +119,13 @@ describe('abandoned steps: the git pieces', () => {
     expect(repo.git('rev-parse', 'refs/tune-abandoned/x/1/tags/batch01-nomem-run1').trim()).toBe(lost);
     expect(await settleRunTags(view, ctx(repo))).toEqual([]); // once per tip
 
-    // A run that needs the name of the tag a remote holds moves it aside; one the branch reaches is refused.
-    await makeWayForRun(view, 'batch01-mem-run1', ctx(repo));
+    // A run that needs the name of the tag a remote holds moves it aside (a dry run only says so); one the branch reaches is refused.
+    const refs = () => repo.git('for-each-ref', '--format=%(refname) %(objectname)');
+    const before = refs();
+    expect(await makeWayForRun(view, 'batch01-mem-run1', ctx(repo), { dryRun: true })).toEqual(['batch01-mem-run1']);
+    expect(refs()).toBe(before);
+    await expect(makeWayForRun(view, 'final-check', ctx(repo), { dryRun: true })).rejects.toMatchObject({ code: 'tag-exists' });
+    expect(await makeWayForRun(view, 'batch01-mem-run1', ctx(repo))).toEqual(['batch01-mem-run1']);
     expect(repo.git('tag', '-l', 'tune/x/*').trim()).toBe('tune/x/final-check');
     await expect(makeWayForRun(view, 'final-check', ctx(repo))).rejects.toMatchObject({ code: 'tag-exists', exitCode: 2 });
     const moves = await listAbandoned(git, 'x');
