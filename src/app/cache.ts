@@ -3,6 +3,7 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, wri
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { tookCodePath } from '../code-paths.js';
+import { blobOid } from '../core/prose-digest.js';
 import v8 from 'node:v8';
 import { foldHistory, type HistoryCommit, type TuningState } from '../core/fold.js';
 import { branchName } from '../core/names.js';
@@ -166,8 +167,7 @@ function foldCodeHash(): string {
   return codeHash;
 }
 
-const blobOid = (text: string | null) =>
-  text === null ? null : createHash('sha1').update(`blob ${Buffer.byteLength(text)}\0`).update(text).digest('hex');
+const blobOidOf = (text: string | null) => (text === null ? null : blobOid(text));
 
 /** One length-prefixed part of the cache file at `at`, or null when the file is cut short. */
 function readPart(bytes: Buffer, at: number): { value: unknown; end: number } | null {
@@ -423,8 +423,8 @@ export async function readTuningHistory<P>(
   let selectionOid: string | null;
   try {
     files = await readTip();
-    configOid = blobOid(files.configText);
-    selectionOid = blobOid(files.selectionText);
+    configOid = blobOidOf(files.configText);
+    selectionOid = blobOidOf(files.selectionText);
     sameFiles = usable !== null && usable.head.configOid === configOid && usable.head.selectionOid === selectionOid;
     // The tip files did not change since the cached tip: their parse is kept too (no YAML parser to load).
     if (!sameFiles) tookCodePath('parse');

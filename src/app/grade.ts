@@ -6,14 +6,13 @@ import { stuckEntries, viewDifficult } from '../core/difficult.js';
 import { draftFindings, type Draft } from '../core/findings.js';
 import { passingNomemRun } from '../core/basis.js';
 import { batchNumbered, isVoidRun, type RunState, type TuningState } from '../core/fold.js';
-import { gradeCandidates, gradeRun, keepOptionsRefusal, parseVerdictOption, planGrade, type GradeEvidence } from '../core/grade.js';
+import { findingsDifficultLines, gradeCandidates, gradeRun, keepOptionsRefusal, parseVerdictOption, planGrade, type GradeEvidence } from '../core/grade.js';
 import type { DifficultChange, Verdict } from '../core/steps.js';
 import { usageError } from '../errors.js';
 import { resolveIdentity, type Env } from '../git/identity.js';
 import { readCaseLog } from '../run/logs.js';
 import { landSteps, targetOf, type WriteContext } from './commit.js';
 import { difficultInput } from './difficult.js';
-import { parseDifficultLines } from '../core/difficult-lines.js';
 import { Plan, type DryRunnable } from './plan.js';
 import { requireWriter } from './guards.js';
 import { casesById, heldOutInput } from './held-out.js';
@@ -237,7 +236,7 @@ async function gradeEvidence(
     ...(opts.forced ? { forced: opts.forced } : {}), keep: opts.keep, ...(keeper ? { keeper } : {}),
     maxRuns: config.maxRuns, maxRetries: config.maxRetries, ...(final ? { final } : {}),
     // The list's file and the dataset are read only when the findings change the list.
-    difficult: run.half !== null && parseDifficultLines(text).changes.length > 0 ? await difficultInput(tuning) : null,
+    difficult: findingsDifficultLines(run, text).changes.length > 0 ? await difficultInput(tuning) : null,
     edits: await readForRevert(tuning, gradeCandidates(tuning.state, run)),
     prose: run.half === null ? null : { files: await proseFiles(tuning.repo, tuning.tip, globs), globs },
   };

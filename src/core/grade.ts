@@ -1,7 +1,7 @@
 import { basisRun } from './basis.js';
 import { difficultFileAfter, type DifficultInput } from './difficult-file.js';
 import { viewDifficult } from './difficult.js';
-import { parseDifficultLines } from './difficult-lines.js';
+import { parseDifficultLines, type DifficultLines } from './difficult-lines.js';
 import { finalLine, type FinalRule } from './final-rate.js';
 import { parseFindings, setVerdict } from './findings.js';
 import { settleAtGrade, type EditState, type GradeSettlement, type RunState, type TuningState } from './fold.js';
@@ -110,7 +110,7 @@ function settleFindings(input: FindingsInput): GradeDecision | Refusal {
   if (verdict && run.half !== null && (verdict === 'VERIFIED' || verdict === 'FAILED')) {
     problems.push(`${verdict} is the final check's verdict; a batch run is PASSED, PROGRESS, NO CHANGE, REGRESSION, MIXED, CORRECT or VOID`);
   }
-  const lines = run.half === null ? { changes: [], problems: [], notes: new Map<string, string[]>() } : parseDifficultLines(text);
+  const lines = findingsDifficultLines(run, text);
   // A regrade reads findings whose lines were applied by the first grade: those change nothing now.
   const listed = viewDifficult(state, input.maxRetries);
   const difficult = lines.changes.filter((c) => {
@@ -207,6 +207,15 @@ export interface GradeEvidence {
   edits: RevertRead;
   /** A batch run's grade names the prose the branch holds once its reverts land: the prose files at the tip and their globs. */
   prose: { files: ReadonlyMap<string, string>; globs: readonly string[] } | null;
+}
+
+/**
+ * The difficult-list lines of a run's findings: a batch run's only (the
+ * final check changes no list). The grade reads the list's file only when
+ * there are some (`GradeEvidence.difficult`).
+ */
+export function findingsDifficultLines(run: RunState, text: string): DifficultLines {
+  return run.half === null ? { changes: [], problems: [], notes: new Map<string, string[]>() } : parseDifficultLines(text);
 }
 
 /** The edits a grade of `run` may revert, whatever its findings say: the edits its run tried (a first grade), and untried ones standing unconfirmed. */

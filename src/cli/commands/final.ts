@@ -113,7 +113,7 @@ async function runSets(io: CommandIO, tuning: Tuning, opts: FinalOptions, shard:
 
 async function run(io: CommandIO, opts: FinalOptions): Promise<void | Plan> {
   const [
-    { openCompleteTuning, outputsOf, writeGithubFiles }, { pickBest, recordResultSet, reportLine, reportOfSet, runAndRecordFinal }, { collectResultSets, defaultSetDir, SET_FILES },
+    { openCompleteTuning, outputsOf, writeGithubFiles }, { pickBest, recordResultSet, reportLine, reportOfSet, runAndRecordFinal }, { collectResultSets, defaultSetDir, safeSegment, SET_FILES },
     { interruptOnSignals }, { openTuning }, { parseShard, WHOLE },
   ] = await Promise.all([
     import('../../app/ci.js'), import('../../app/final.js'), import('../../app/result-set.js'), import('../../app/run.js'), import('../../app/tuning.js'), import('../../core/shard.js'),
@@ -139,7 +139,7 @@ async function run(io: CommandIO, opts: FinalOptions): Promise<void | Plan> {
     if (opts.collect) {
       const collectedRoot = opts.out ? absolute(io, opts.out) : defaultSetDir(tuning, 'collected', null);
       const sets = await collectResultSets(tuning, opts.collect.map((d) => absolute(io, d)), (target, many) =>
-        many ? path.join(collectedRoot, (target ?? 'no-target').replace(/[^A-Za-z0-9._-]/g, '_')) : collectedRoot);
+        many ? path.join(collectedRoot, safeSegment(target ?? 'no-target')) : collectedRoot);
       root = collectedRoot;
       if (opts.commit) {
         const chosen = opts.target ? sets.filter((s) => s.manifest.target === opts.target) : sets;
