@@ -87,8 +87,19 @@ function applyKeep(state: TuningState, keep: Keep, oid: string): void {
  * the ones a person names.
  */
 export function unconfirmedAtGrade(state: TuningState, run: RunState, wrong: readonly string[], verdict: Verdict, flaky: readonly string[] = []): EditState[] {
-  if (run.half === null || verdict === 'VOID' || run.void !== null) return [];
-  const tried = run.grade === null ? editsTriedBy(state, run).filter((e) => !confirmsEdit(state, e, run, wrong, verdict, flaky)) : [];
+  if (verdict === 'VOID') return [];
+  return gradeCandidates(state, run).filter((e) => e.untried || !confirmsEdit(state, e, run, wrong, verdict, flaky));
+}
+
+/**
+ * The edits a grade of `run` may leave unconfirmed, whatever its findings
+ * say, oldest first: the edits its run tried (a first grade only) and the
+ * untried ones standing unconfirmed. `unconfirmedAtGrade` is these less the
+ * ones the run confirms; the grade reads them all before it decides.
+ */
+export function gradeCandidates(state: TuningState, run: RunState): EditState[] {
+  if (run.half === null || run.void !== null) return [];
+  const tried = run.grade === null ? editsTriedBy(state, run) : [];
   const untried = state.edits.filter((e) => e.untried && e.status === 'unconfirmed');
   return [...untried, ...tried].sort((a, b) => a.index - b.index);
 }

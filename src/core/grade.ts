@@ -11,7 +11,6 @@ import { proseDigestOf } from './prose-digest.js';
 import { isRefusal, refusal, type Refusal } from './refusal.js';
 import { revertCommits, type PlannedStep, type RevertRead } from './revert.js';
 import { passedRuleBreaks, reviewHeading } from './rules.js';
-import { editsTriedBy } from './tuning-state.js';
 import { VERDICTS, type DifficultChange, type Keep, type Score, type Step, type Verdict } from './steps.js';
 
 /**
@@ -203,7 +202,7 @@ export interface GradeEvidence {
   final?: { heldOut?: Score; heldLines?: string[]; rule?: FinalRule };
   /** The list's file and the dataset; null when the findings change nothing on the list. */
   difficult: DifficultInput | null;
-  /** The edits this grade may revert (`gradeCandidates`), read. */
+  /** The edits this grade may revert (`gradeCandidates`, src/core/fold.ts), read. */
   edits: RevertRead;
   /** A batch run's grade names the prose the branch holds once its reverts land: the prose files at the tip and their globs. */
   prose: { files: ReadonlyMap<string, string>; globs: readonly string[] } | null;
@@ -216,13 +215,6 @@ export interface GradeEvidence {
  */
 export function findingsDifficultLines(run: RunState, text: string): DifficultLines {
   return run.half === null ? { changes: [], problems: [], notes: new Map<string, string[]>() } : parseDifficultLines(text);
-}
-
-/** The edits a grade of `run` may revert, whatever its findings say: the edits its run tried (a first grade), and untried ones standing unconfirmed. */
-export function gradeCandidates(state: TuningState, run: RunState): EditState[] {
-  if (run.half === null || run.void !== null) return [];
-  const tried = run.grade === null ? editsTriedBy(state, run) : [];
-  return [...new Set([...state.edits.filter((e) => e.untried && e.status === 'unconfirmed'), ...tried])];
 }
 
 /** A grade as data: what it decided, and the chain it writes (its reverts, then the grade commit). */

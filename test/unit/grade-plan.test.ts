@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TuningState } from '../../src/core/fold.js';
-import { gradeCandidates, planGrade, type GradeEvidence, type GradePlan } from '../../src/core/grade.js';
+import { gradeCandidates } from '../../src/core/fold.js';
+import { planGrade, type GradeEvidence, type GradePlan } from '../../src/core/grade.js';
 import { blobOid, proseDigestOf } from '../../src/core/prose-digest.js';
 import { isRefusal, type Refusal } from '../../src/core/refusal.js';
 import type { RevertRead } from '../../src/core/revert.js';
