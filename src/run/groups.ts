@@ -1,7 +1,8 @@
-import { mkdirSync, rmSync, writeFileSync, promises as fs } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { holderAlive, processStart, type LockHolder } from '../git/lock-owner.js';
+import { tempFileFor } from '../git/temp-files.js';
 import { recordGroups } from './process.js';
 
 /**
@@ -34,7 +35,11 @@ export function recordGroupsIn(dir: string, owner: LockHolder): void {
       try {
         mkdirSync(dir, { recursive: true });
         const record: GroupRecord = { pgid, start: processStart(pgid), owner };
-        writeFileSync(groupFile(dir, pgid), JSON.stringify(record));
+        // Whole or not at all: a record cut short by a kill names a group no later command could end.
+        const file = groupFile(dir, pgid);
+        const tmp = tempFileFor(file);
+        writeFileSync(tmp, JSON.stringify(record));
+        renameSync(tmp, file);
       } catch {
         /* unrecorded: it is still killed on a timeout or a second Ctrl-C by this process */
       }
@@ -53,6 +58,36 @@ const groupAlive = (pgid: number): boolean => {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 };
+
+/**
+ * Whether a process of the group still runs. Killed, its processes are
+ * zombies until the init that adopted them reaps them (seconds, on some
+ * machines): they run and write nothing, so they are not waited for. Where
+ * /proc cannot say, any member counts.
+ */
+function groupRunning(pgid: number): boolean {
+  if (!groupAlive(pgid)) return false;
+  const leader = processStart(pgid);
+  if (leader !== null && leader !== 'zombie') return true;
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return true;
+  }
+  for (const name of names) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      // `pid (comm) state ppid pgrp ...`: fields count from the last `)`.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return false;
+}
 
 /**
  * Ends the groups recorded in `dir` whose starter is gone (a git-tune killed
@@ -93,6 +128,6 @@ export async function endOrphanGroups(dir: string, waitMs = 2000): Promise<strin
     await fs.rm(file, { force: true });
   }
   const deadline = Date.now() + waitMs;
-  while (ended.some(groupAlive) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+  while (ended.some(groupRunning) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
   return ended.map((pgid) => `process group ${pgid}`);
 }

@@ -74,14 +74,17 @@ export interface Group {
   start: string | null;
 }
 
-function leaderStart(pid: number): string | null {
+function leaderStat(pid: number): { state: string; start: string | null } | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { state: fields[0]!, start: fields[19] ?? null };
   } catch {
     return null;
   }
 }
+
+const leaderStart = (pid: number): string | null => leaderStat(pid)?.start ?? null;
 
 /**
  * Whether the very group `g` still runs. pids wrap (pid_max is 32,768 on CI
@@ -91,9 +94,32 @@ function leaderStart(pid: number): string | null {
  * start time means `g` is gone; a leader gone with members left means it runs.
  */
 export function sameGroupAlive(g: Group): boolean {
-  const now = leaderStart(g.pgid);
-  if (now !== null && g.start !== null && now !== g.start) return false;
-  return groupAlive(g.pgid);
+  const leader = leaderStat(g.pgid);
+  if (leader !== null && g.start !== null && leader.start !== g.start) return false;
+  // The leader runs: so does the group (the common case, read from one file; tests poll this).
+  if (leader !== null && leader.state !== 'Z' && leader.state !== 'X') return true;
+  return groupRunning(g.pgid);
+}
+
+/**
+ * Whether a process of the group still runs: a zombie (killed, not yet
+ * reaped by the init that adopted it, which may take seconds on some
+ * machines) runs nothing and writes nothing. Read from /proc (field 5 of
+ * stat is the process group).
+ */
+function groupRunning(pgid: number): boolean {
+  if (!groupAlive(pgid)) return false;
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return false;
 }
 
 /** The process groups git-tune recorded as running for `tuning` (runners, judge, editor), with their command lines. */
