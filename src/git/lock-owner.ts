@@ -211,21 +211,6 @@ async function liveToolHolder(gitdir: string): Promise<LockHolder | null> {
   return null;
 }
 
-async function createToolLock(file: string, holder: LockHolder): Promise<boolean> {
-  await fs.mkdir(path.dirname(file), { recursive: true });
-  try {
-    const handle = await fs.open(file, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, 0o644);
-    try {
-      await handle.writeFile(JSON.stringify(holder));
-    } finally {
-      await handle.close();
-    }
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw err;
-  }
-}
 
 /**
  * Takes over a lock whose holder is gone. It is moved aside first and checked
@@ -365,7 +350,8 @@ export async function withToolLock<T>(gitdir: string, tuning: string, command: s
     const deadline = Date.now() + waitMs;
     for (;;) {
       // Made at each try: a holder taken over just now is named in it (tookOver).
-      if (await createToolLock(file, await lockRecord(command))) {
+      // Whole or not at all: a lock cut short by a kill (created empty, then killed) named no holder and was never taken over.
+      if (await createWhole(file, await lockRecord(command))) {
         // Checked again once held: auto takes its driver lock before it waits for this one, so of a writer and
         // an auto starting together, one sees the other (the writer here, or auto waiting for this step to end).
         const driver = await otherDriver(gitdir, tuning);
@@ -374,7 +360,8 @@ export async function withToolLock<T>(gitdir: string, tuning: string, command: s
         throw driverError(tuning, driver);
       }
       const holder = await toolLockHolder(gitdir, tuning);
-      if (holder && !(await holderAlive(holder))) {
+      // No holder to read: gone meanwhile, or a lock an older git-tune left cut short; either way, not held.
+      if (!holder || !(await holderAlive(holder))) {
         await takeOverStale(file, holder);
         continue;
       }

@@ -116,6 +116,13 @@ describe('the driver lock', () => {
     writeFileSync(driverFile(), '{"pid": 12');
     await expect(withDriverLock(gitdir, ['desk'], 'git tune auto', async () => 'drove')).resolves.toBe('drove');
     expect(readdirSync(path.join(gitdir, 'tune', 'desk'))).toEqual([]);
+    // A tool lock cut short as an older git-tune created it (empty, then killed): taken over, not waited on and refused.
+    const toolLock = path.join(gitdir, 'tune', 'desk', 'lock');
+    for (const text of ['', '{"pid": 12']) {
+      writeFileSync(toolLock, text);
+      await expect(withToolLock(gitdir, 'desk', 'git tune grade', async () => JSON.parse(readFileSync(toolLock, 'utf8')).pid)).resolves.toBe(process.pid);
+      expect(existsSync(toolLock)).toBe(false);
+    }
     // Something that is no lock in its place: reported with the rm, not looped on.
     mkdirSync(driverFile());
     const err = await refusal(withDriverLock(gitdir, ['desk'], 'git tune auto', async () => 'drove'));
