@@ -4,7 +4,7 @@ import { singleQuoted } from '../core/argv.js';
 import type { HistoryCommit } from '../core/fold.js';
 import { tagName, tagRef } from '../core/names.js';
 import { secretsIn, secretsOf } from '../core/redact.js';
-import { formatStep, type Step } from '../core/steps.js';
+import { formatStep, type Step, type StepCommitData } from '../core/steps.js';
 import { conflictError, usageError } from '../errors.js';
 import { resolveIdentity, type Env } from '../git/identity.js';
 import { blobOid, readIndexEntries } from '../git/index-file.js';
@@ -27,15 +27,11 @@ import { assertCleanGitState } from './tuning.js';
  * moves by compare-and-swap; the index and working tree follow, so
  * `git status` stays clean for what was committed.
  */
-export interface StepCommit {
-  step: Step;
-  subject: string;
-  body?: string;
+export interface StepCommit extends Omit<StepCommitData, 'changes'> {
+  /** The files it writes: text, bytes, a mode, or null (deleted). */
   changes: ReadonlyMap<string, FileChange>;
   /** Run names to tag `tune/<name>/<run>` on the new commit. */
   tags?: string[];
-  /** Paths the command read from the working tree on purpose (findings.md, prose): not "dirty". */
-  fromWorktree?: ReadonlySet<string>;
   /**
    * A revert of edits written earlier in the same chain (an import): their
    * indexes in the chain, named as `reverts` once their ids are known.

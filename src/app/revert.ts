@@ -81,10 +81,9 @@ export async function revertEdits(tuning: Tuning, commit: string | undefined, ct
 export async function revertEdits(tuning: Tuning, commit: string | undefined, ctx: DryRunnable<WriteContext>): Promise<Reverted | Plan> {
   await requireWriter(tuning);
   const { targets, kept } = editsToRevert(tuning, commit);
-  const ordered = [...targets].sort((a, b) => b.index - a.index);
-  if (ordered.length === 0) return { reverted: [], kept, commits: [] };
-  const plan = orRefuse(revertCommits(tuning.name, ordered, await readForRevert(tuning, ordered), REVERT_WORDING));
+  if (targets.length === 0) return { reverted: [], kept, commits: [] };
+  const plan = orRefuse(revertCommits(tuning.name, targets, await readForRevert(tuning, targets), REVERT_WORDING));
   const oids = await landSteps(targetOf(tuning), plan.commits, ctx);
   if (oids instanceof Plan) return oids;
-  return { reverted: ordered.map((edit, i) => ({ edit, files: plan.files[i]! })), kept, commits: oids };
+  return { reverted: plan.reverted, kept, commits: oids };
 }

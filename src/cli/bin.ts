@@ -4,6 +4,7 @@
 // CommonJS bundle beside it (dist/bin/cli.cjs), compiled through V8's code cache.
 import { fileURLToPath } from 'node:url';
 import { requireWithCodeCache } from './code-cache.js';
+import { commandWord } from './command-word.js';
 import { answeredVersion, ignoreClosedOutput } from './io.js';
 import { exitWhenSettled } from '../run/exit-when-settled.js';
 
@@ -13,7 +14,7 @@ declare const GIT_TUNE_PROGRAM_HASH: string;
 ignoreClosedOutput();
 const args = process.argv.slice(2);
 if (!answeredVersion(args)) {
-  const command = args.find((a) => !a.startsWith('-')) ?? 'help';
+  const command = commandWord(args) ?? 'help';
   const program = requireWithCodeCache(fileURLToPath(new URL('./cli.cjs', import.meta.url)), GIT_TUNE_PROGRAM_HASH, command) as typeof import('./program.js');
   // Not a top-level await: the shipped entry is CommonJS (scripts/bundle.mjs); main() reports its own errors.
   exitWhenSettled(program.main(process.argv), 'git-tune');

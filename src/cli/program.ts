@@ -2,6 +2,7 @@ import { Command, CommanderError, type CommandUnknownOpts } from '@commander-js/
 import { EXIT, exitCodesHelp, TuneError } from '../errors.js';
 import { diskFullError } from '../git/disk-full.js';
 import { addExamples } from './examples.js';
+import { commandWord } from './command-word.js';
 import type { CommandIO } from './io.js';
 import { packageVersion } from '../app/version.js';
 import { currentNestedIO, setNestedIO } from './command.js';
@@ -58,7 +59,8 @@ export const COMMANDS: ReadonlyArray<readonly [{ register: (program: CommandUnkn
  * gets them all, so help and suggestions stay complete.
  */
 export function buildProgram(argv?: readonly string[]) {
-  const invoked = invokedCommand(argv);
+  const word = argv && commandWord(argv.slice(2));
+  const invoked = word === undefined ? undefined : COMMANDS.find(([, words]) => words.includes(word));
   const program = new Command('git-tune')
     .description('Tune the prose of an LLM agent against a dataset, with git as the memory of the loop.\nStart with `git tune init`, then follow `git tune next`.')
     .addHelpText('after', `
@@ -122,20 +124,6 @@ function helpOfSubcommand(program: CommandUnknownOpts, argv: string[]): string[]
     command = sub as CommandUnknownOpts;
   }
   return [node, script, ...rest, '--help'];
-}
-
-/**
- * The command file the argv's command word names: the first word, with only
- * the program's own `--debug` before it (`--help next` is the program's help,
- * which lists them all).
- */
-function invokedCommand(argv: readonly string[] | undefined): (typeof COMMANDS)[number] | undefined {
-  for (const arg of argv?.slice(2) ?? []) {
-    if (arg === '--debug') continue;
-    if (arg.startsWith('-')) return undefined;
-    return COMMANDS.find(([, words]) => words.includes(arg));
-  }
-  return undefined;
 }
 
 export async function main(argv: string[]): Promise<number> {

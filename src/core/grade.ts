@@ -9,9 +9,9 @@ import { latestBatchRun } from './next.js';
 import { matcher } from './glob.js';
 import { proseDigestOf } from './prose-digest.js';
 import { isRefusal, refusal, type Refusal } from './refusal.js';
-import { revertCommits, type PlannedStep, type RevertRead } from './revert.js';
+import { revertCommits, type RevertRead } from './revert.js';
 import { passedRuleBreaks, reviewHeading } from './rules.js';
-import { VERDICTS, type DifficultChange, type Keep, type Score, type Step, type Verdict } from './steps.js';
+import { VERDICTS, type DifficultChange, type Keep, type Score, type Step, type StepCommitData, type Verdict } from './steps.js';
 
 /**
  * `git tune grade`'s rules (docs/method.md#grading, docs/method.md#edits): which run it grades, whether the
@@ -220,7 +220,7 @@ export function findingsDifficultLines(run: RunState, text: string): DifficultLi
 /** A grade as data: what it decided, and the chain it writes (its reverts, then the grade commit). */
 export interface GradePlan {
   decision: GradeDecision;
-  commits: PlannedStep[];
+  commits: StepCommitData[];
   /** The reverted edits, in the order of their commits (the first commits of the chain). */
   reverted: Array<{ edit: EditState; files: string[]; why: string }>;
   keep?: Keep;
@@ -238,8 +238,9 @@ export function planGrade(e: GradeEvidence): GradePlan | Refusal {
   const decision = settleFindings(input);
   if (isRefusal(decision)) return decision;
   const { settlement } = decision;
+  const why = (edit: EditState) => settleReason(edit, run);
   const reverts = revertCommits(state.tuning, settlement.revert, e.edits, {
-    reason: (edit) => settleReason(edit, run),
+    reason: why,
     conflict: (edit, file) => ({
       context: `the grade of ${run.name} is not recorded: it reverts the edits its run left unconfirmed, and `,
       hint: `git tune grade --run ${run.name} --keep ${edit.oid.slice(0, 7)} --why "…"   # keep it on purpose; or: git revert ${edit.oid.slice(0, 7)}, resolve ${file}, commit, then git tune grade`,
@@ -264,13 +265,13 @@ export function planGrade(e: GradeEvidence): GradePlan | Refusal {
   }
   const keep = settlement.keep.length > 0 && e.keeper ? { edits: settlement.keep.map((k) => k.oid), ...e.keeper } : undefined;
   const heldOut = e.final?.heldOut;
-  const grade: PlannedStep = { ...gradeStep(state.tuning, run, decision, keep, heldOut, prose), changes, fromWorktree };
+  const grade: StepCommitData = { ...gradeStep(state.tuning, run, decision, keep, heldOut, prose), changes, fromWorktree };
   const rule = e.final?.rule;
   const { verdict } = decision;
   return {
     decision,
     commits: [...reverts.commits, grade],
-    reverted: reverts.edits.map((edit, i) => ({ edit, files: reverts.files[i]!, why: settleReason(edit, run) })),
+    reverted: reverts.reverted.map((r) => ({ ...r, why: why(r.edit) })),
     ...(keep ? { keep } : {}),
     basis: verdict === 'PASSED' && prose !== undefined ? basisRun(state, run, prose) : run,
     ...(rule ? {

@@ -1,7 +1,7 @@
 import { applyPatch, structuredPatch } from 'diff';
 import type { EditState } from './fold.js';
 import { refusal, type Refusal } from './refusal.js';
-import type { Step } from './steps.js';
+import type { StepCommitData } from './steps.js';
 
 /**
  * Reverting edits with new commits, never by rewriting history
@@ -26,16 +26,6 @@ export interface RevertRead {
   tip: ReadonlyMap<string, string | null>;
 }
 
-/** A step commit as data: the app's one writer (src/app/commit.ts) writes it. */
-export interface PlannedStep {
-  step: Step;
-  subject: string;
-  body?: string;
-  changes: ReadonlyMap<string, { content: string } | null>;
-  /** Paths read from the working tree on purpose (findings.md, judge.json): not "dirty". */
-  fromWorktree?: ReadonlySet<string>;
-}
-
 /** How a caller words a revert: why each edit goes (the commit body), and the fix when one conflicts. */
 export interface RevertWording {
   reason: (edit: EditState) => string;
@@ -45,18 +35,17 @@ export interface RevertWording {
 
 export interface RevertCommits {
   /** Newest edit first, as `git revert` of a range does: they chain in that order. */
-  edits: EditState[];
-  commits: PlannedStep[];
-  /** The prose files each revert writes, in the order of `edits`. */
-  files: string[][];
+  commits: StepCommitData[];
+  /** Each reverted edit and the prose files its revert writes, in the order of `commits`. */
+  reverted: Array<{ edit: EditState; files: string[] }>;
 }
 
 /** The revert commits of `targets`, or a `revert-conflict` refusal (nothing is written) when a hunk no longer applies. */
 export function revertCommits(tuning: string, targets: readonly EditState[], read: RevertRead, wording: RevertWording): RevertCommits | Refusal {
   const current = new Map(read.tip);
   const edits = [...targets].sort((a, b) => b.index - a.index);
-  const commits: PlannedStep[] = [];
-  const files: string[][] = [];
+  const commits: StepCommitData[] = [];
+  const reverted: RevertCommits['reverted'] = [];
   for (const edit of edits) {
     const info = read.edits.get(edit.oid);
     if (!info) throw new Error(`revertCommits: ${edit.oid} was not read`);
@@ -92,7 +81,7 @@ export function revertCommits(tuning: string, targets: readonly EditState[], rea
       body: `This reverts commit ${edit.oid}: ${wording.reason(edit)}.`,
       changes,
     });
-    files.push(info.files.map((f) => f.path));
+    reverted.push({ edit, files: info.files.map((f) => f.path) });
   }
-  return { edits, commits, files };
+  return { commits, reverted };
 }

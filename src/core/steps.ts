@@ -95,6 +95,20 @@ export const STEP_KINDS: readonly StepKind[] = [
 
 export type Step = StepData & { tuning: string; difficult: DifficultChange[] };
 
+/**
+ * A step commit as core decides it (a grade and its reverts): the step, the
+ * message and the files it writes (null: deleted). The app's writer takes it
+ * as its StepCommit (src/app/commit.ts), which adds what only the app knows.
+ */
+export interface StepCommitData {
+  step: Step;
+  subject: string;
+  body?: string;
+  changes: ReadonlyMap<string, { content: string } | null>;
+  /** Paths read from the working tree on purpose (findings.md, judge.json): not "dirty". */
+  fromWorktree?: ReadonlySet<string>;
+}
+
 const NONE = '(none)';
 
 export function formatIds(ids: readonly string[]): string {

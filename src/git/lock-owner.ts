@@ -46,12 +46,21 @@ export interface LockHolder {
  * (src/git/temp-files.ts) need it where nothing awaits.
  */
 export function processStart(pid: number): string | null {
+  const stat = procStat(pid);
+  if (stat === null) return null;
+  return stat.zombie ? 'zombie' : stat.start;
+}
+
+/**
+ * A process as /proc/<pid>/stat has it: exited (a zombie, not reaped yet),
+ * its process group, its start time; null where /proc cannot say.
+ */
+export function procStat(pid: number | string): { zombie: boolean; pgrp: number; start: string | null } | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // `pid (comm) state ...`: comm may hold spaces and parentheses, so fields count from the last `)`.
+    // `pid (comm) state ppid pgrp ...`: comm may hold spaces and parentheses, so fields count from the last `)`.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (fields[0] === 'Z' || fields[0] === 'X') return 'zombie';
-    return fields[19] ?? null;
+    return { zombie: fields[0] === 'Z' || fields[0] === 'X', pgrp: Number(fields[2]), start: fields[19] ?? null };
   } catch {
     return null;
   }
@@ -210,7 +219,6 @@ async function liveToolHolder(gitdir: string): Promise<LockHolder | null> {
   }
   return null;
 }
-
 
 /**
  * Takes over a lock whose holder is gone. It is moved aside first and checked

@@ -13,7 +13,7 @@ export function exitWhenSettled(main: Promise<number>, program: string): void {
   });
   process.once('exit', () => {
     if (settled) return;
-    process.stderr.write(`${program}: internal error: it stopped before its work was done (a promise nothing settled); run it again with --debug and report it\n`);
+    process.stderr.write(`${program}: internal error: it stopped before its work was done (a promise nothing settled): a bug of git-tune, please report it\n`);
     process.exitCode = 1;
   });
 }

@@ -1,7 +1,7 @@
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, promises as fs } from 'node:fs';
+import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync, promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { holderAlive, processStart, type LockHolder } from '../git/lock-owner.js';
+import { holderAlive, processStart, procStat, type LockHolder } from '../git/lock-owner.js';
 import { tempFileFor } from '../git/temp-files.js';
 import { recordGroups } from './process.js';
 
@@ -67,26 +67,19 @@ const groupAlive = (pgid: number): boolean => {
  */
 function groupRunning(pgid: number): boolean {
   if (!groupAlive(pgid)) return false;
-  const leader = processStart(pgid);
-  if (leader !== null && leader !== 'zombie') return true;
+  const leader = procStat(pgid);
+  if (leader !== null && !leader.zombie) return true;
   let names: string[];
   try {
     names = readdirSync('/proc');
   } catch {
     return true;
   }
-  for (const name of names) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      // `pid (comm) state ppid pgrp ...`: fields count from the last `)`.
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
-    } catch {
-      /* gone meanwhile */
-    }
-  }
-  return false;
+  return names.some((name) => {
+    if (!/^\d+$/.test(name)) return false;
+    const stat = procStat(name);
+    return stat !== null && stat.pgrp === pgid && !stat.zombie;
+  });
 }
 
 /**

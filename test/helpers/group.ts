@@ -74,17 +74,22 @@ export interface Group {
   start: string | null;
 }
 
-function leaderStat(pid: number): { state: string; start: string | null } | null {
+/**
+ * A process as /proc/<pid>/stat has it (state, process group, start time), or
+ * null when it is gone. Read here, not through the product's reader: a check
+ * of orphans should not rest on the code it checks.
+ */
+function statOf(pid: number | string): { zombie: boolean; pgrp: number; start: string | null } | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { state: fields[0]!, start: fields[19] ?? null };
+    return { zombie: fields[0] === 'Z' || fields[0] === 'X', pgrp: Number(fields[2]), start: fields[19] ?? null };
   } catch {
     return null;
   }
 }
 
-const leaderStart = (pid: number): string | null => leaderStat(pid)?.start ?? null;
+const leaderStart = (pid: number): string | null => statOf(pid)?.start ?? null;
 
 /**
  * Whether the very group `g` still runs. pids wrap (pid_max is 32,768 on CI
@@ -94,10 +99,10 @@ const leaderStart = (pid: number): string | null => leaderStat(pid)?.start ?? nu
  * start time means `g` is gone; a leader gone with members left means it runs.
  */
 export function sameGroupAlive(g: Group): boolean {
-  const leader = leaderStat(g.pgid);
+  const leader = statOf(g.pgid);
   if (leader !== null && g.start !== null && leader.start !== g.start) return false;
   // The leader runs: so does the group (the common case, read from one file; tests poll this).
-  if (leader !== null && leader.state !== 'Z' && leader.state !== 'X') return true;
+  if (leader !== null && !leader.zombie) return true;
   return groupRunning(g.pgid);
 }
 
@@ -109,17 +114,10 @@ export function sameGroupAlive(g: Group): boolean {
  */
 function groupRunning(pgid: number): boolean {
   if (!groupAlive(pgid)) return false;
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
-    } catch {
-      /* gone meanwhile */
-    }
-  }
-  return false;
+  return readdirSync('/proc').some((name) => {
+    const stat = /^\d+$/.test(name) ? statOf(name) : null;
+    return stat !== null && stat.pgrp === pgid && !stat.zombie;
+  });
 }
 
 /** The process groups git-tune recorded as running for `tuning` (runners, judge, editor), with their command lines. */
@@ -146,8 +144,7 @@ export function processesFor(dir: string): number[] {
     if (!/^\d+$/.test(name)) continue;
     try {
       const env = readFileSync(`/proc/${name}/environ`, 'utf8');
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
+      if (statOf(name)?.zombie !== false) continue;
       if (env.split('\0').includes(`TUNE_ROOT=${dir}`)) out.push(Number(name));
     } catch {
       /* gone, or not ours */
