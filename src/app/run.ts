@@ -401,7 +401,9 @@ async function runDueLocked(opened: Tuning, opts: RunOptions, ctx: DryRunnable<R
   if (ctx.dryRun) {
     const plan = new Plan(await planSteps(targetOf(tuning), [runStartStep(tuning, name, start)]));
     const tags = aside.map((r) => tagName(tuning.name, r)).join(', ');
-    return aside.length === 0 ? plan : plan.followedBy(`before the commit, the run tag${aside.length === 1 ? '' : 's'} ${tags}, left by abandoned steps, ${aside.length === 1 ? 'goes' : 'go'} aside (refs/tune-abandoned)`);
+    const one = aside.length === 1;
+    return aside.length === 0 ? plan
+      : plan.followedBy(`before the commit, the run tag${one ? '' : 's'} ${tags} (on ${one ? 'a commit' : 'commits'} the branch does not hold) ${one ? 'goes' : 'go'} aside to refs/tune-abandoned`);
   }
   tuning = await startRun(tuning, name, start, ctx);
   const todo = ids.filter((id) => !stored.has(id)).map((id) => dataset.get(id)!);

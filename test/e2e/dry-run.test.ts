@@ -239,3 +239,34 @@ describe('--dry-run: the commits a step would write, and nothing written', () =>
     expect(target.git('for-each-ref', 'refs/heads/tune')).toBe('');
   });
 });
+
+describe('run --dry-run where a run tag is in the way', () => {
+  it('says the tag would go aside and moves nothing; the real run moves it to refs/tune-abandoned', { timeout: 120_000 }, async () => {
+    const repo = TempRepo.create({ 'agents/prompt.md': 'Answer politely.\n' });
+    cleanup.push(() => repo.cleanup());
+    repo.write({ 'cases.yaml': RUNNER_CASES.map((c) => `- ${JSON.stringify(c)}`).join('\n') + '\n' });
+    repo.git('add', 'cases.yaml');
+    repo.git('commit', '-q', '-m', 'the cases');
+    await ok(repo, ['init', 'desk', '--prose', 'agents/**/*.md', '--runner', `node ${RUNNER}`, '--dataset', 'cases.yaml', '--no-hooks']);
+    await ok(repo, ['select']);
+    await ok(repo, ['batch']);
+    // A teammate's run of the same name, fetched but not merged: its tag is on a commit the branch does not hold.
+    repo.git('switch', '-q', '-c', 'side');
+    repo.git('commit', '-q', '--allow-empty', '-m', 'their run');
+    const theirs = repo.git('rev-parse', 'HEAD').trim();
+    repo.git('switch', '-q', 'tune/desk');
+    repo.git('branch', '-q', '-D', 'side');
+    repo.git('update-ref', 'refs/remotes/origin/tune/desk', theirs);
+    repo.git('tag', 'tune/desk/batch01-nomem-run1', theirs);
+    const refs = () => repo.git('for-each-ref', '--format=%(refname) %(objectname)');
+    const before = refs();
+    const dry = await ok(repo, ['run', '--dry-run', '--json']);
+    expect((JSON.parse(dry.stdout) as Plan).then).toContain(
+      'before the commit, the run tag tune/desk/batch01-nomem-run1 (on a commit the branch does not hold) goes aside to refs/tune-abandoned');
+    expect(refs()).toBe(before);
+    await ok(repo, ['run']);
+    expect(repo.git('for-each-ref', '--format=%(objectname)', 'refs/tune-abandoned/desk/').trim().split('\n')).toContain(theirs);
+    expect(repo.git('rev-parse', 'tune/desk/batch01-nomem-run1').trim()).not.toBe(theirs);
+    expect(repo.fsck()).toBe('');
+  });
+});
