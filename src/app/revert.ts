@@ -3,7 +3,11 @@ import { matcher } from '../core/glob.js';
 import { latestBatchRun } from '../core/next.js';
 import { parseMessage } from '../core/trailers.js';
 import { revertCommits, type EditRead, type RevertRead, type RevertWording } from '../core/revert.js';
+import { editRun } from '../core/edit.js';
+import { isRefusal } from '../core/refusal.js';
 import { historyError, usageError } from '../errors.js';
+import { nextFor } from './decide.js';
+import { changesPath } from './edit.js';
 import { landSteps, targetOf, type WriteContext } from './commit.js';
 import { Plan, type DryRunnable } from './plan.js';
 import { requireWriter } from './guards.js';
@@ -49,10 +53,15 @@ export function editsToRevert(tuning: Tuning, commit?: string): { targets: EditS
 /** Why an edit is reverted, for its revert commit's body. */
 const revertReason = (edit: EditState) => (edit.status === 'pending' ? 'no run has tried it' : `not confirmed by ${edit.triedBy ?? edit.settledBy}`);
 
-const REVERT_WORDING: RevertWording = {
-  reason: revertReason,
-  conflict: (_edit, file) => ({ context: '', hint: `edit ${file} back by hand, then: git tune edit` }),
-};
+/** `git tune revert`'s wording; a conflict's fix is the edit by hand that `git tune edit` records (with its line in changes.md). */
+function revertWording(tuning: Tuning): RevertWording {
+  const run = editRun(tuning.state, () => nextFor(tuning));
+  const changes = isRefusal(run) ? 'changes.md' : changesPath(tuning, run.name);
+  return {
+    reason: revertReason,
+    conflict: (_edit, file) => ({ context: '', hint: `edit ${file} back by hand and say so in ${changes}, then: git tune edit` }),
+  };
+}
 
 /** What reverting `edits` reads (src/core/revert.ts): each edit's subject and prose files before and after it, and those files at the tip. */
 export async function readForRevert(tuning: Tuning, edits: readonly EditState[]): Promise<RevertRead> {
@@ -82,7 +91,7 @@ export async function revertEdits(tuning: Tuning, commit: string | undefined, ct
   await requireWriter(tuning);
   const { targets, kept } = editsToRevert(tuning, commit);
   if (targets.length === 0) return { reverted: [], kept, commits: [] };
-  const plan = orRefuse(revertCommits(tuning.name, targets, await readForRevert(tuning, targets), REVERT_WORDING));
+  const plan = orRefuse(revertCommits(tuning.name, targets, await readForRevert(tuning, targets), revertWording(tuning)));
   const oids = await landSteps(targetOf(tuning), plan.commits, ctx);
   if (oids instanceof Plan) return oids;
   return { reverted: plan.reverted, kept, commits: oids };

@@ -319,9 +319,16 @@ describe.concurrent('git tune revert', { timeout: 180_000 }, () => {
     expect(err).toContain(`error: cannot revert ${first.slice(0, 7)}: agents/refunds.md changed since, and its hunk @@ -3,7 +3,7 @@ no longer applies; nothing was written`);
     expect(err).toContain('  - -- refund rule 6: within 30 days');
     expect(err).toContain('  - +- refund rule 6: as the handbook says');
-    expect(err).toContain('fix: edit agents/refunds.md back by hand, then: git tune edit');
+    expect(err).toContain(`fix: edit agents/refunds.md back by hand and say so in ${changesOf(RUN1)}, then: git tune edit`);
     expect(read(repo, 'agents/refunds.md')).toBe(before);
     expect((await edits(repo)).map((e) => e.status)).toEqual(['pending', 'pending']);
     expect(() => repo.fsck()).not.toThrow();
+    // The fix as printed: the file edited back by hand, a line in changes.md, then `git tune edit`.
+    write(repo, 'agents/refunds.md', REFUNDS);
+    write(repo, changesOf(RUN1), `${read(repo, changesOf(RUN1))}- rule 6 back as the handbook says\n`);
+    const fixed = await tuneAsync(repo, ['edit']);
+    expect(fixed.code, fixed.stderr).toBe(0);
+    expect(repo.git('log', '-1', '--format=%(trailers:key=Tune-Step,valueonly)').trim()).toBe('edit');
+    expect(read(repo, 'agents/refunds.md')).toBe(REFUNDS);
   });
 });
