@@ -14,6 +14,9 @@
 //   code for ES modules, and V8 takes cached code for a script. Modules the
 //   program imports lazily stay lazy (esbuild runs a module's body on first
 //   import), so a command pays only for running what it uses;
+// - next.cjs, the warm `git tune next` (src/cli/next-kept.ts): the answer kept
+//   for the tip, tried by the entry before it loads cli.cjs, through its own
+//   code cache;
 // - the presets' programs (`./<program>.js`: runner, judge and editor), run as processes of their own.
 //
 // Layout: dist/bin/ sits at the same depth as dist/cli/, so the paths our code
@@ -91,11 +94,26 @@ const program = await build({
 // isomorphic-git's hold a few): one non-ASCII character makes V8 hold the
 // whole file as a two-byte string, read in 7 ms instead of 1. A \u escape
 // means the same character there (and in a kept comment).
+const toAscii = (text) => text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 const cli = path.join(outdir, 'cli.cjs');
-const ascii = readFileSync(cli, 'utf8').replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+const ascii = toAscii(readFileSync(cli, 'utf8'));
 if (!ascii.includes(BUILD_ID_PLACEHOLDER)) throw new Error('the build id placeholder is missing from cli.cjs: is GIT_TUNE_BUILD_ID still read?');
 const buildId = createHash('sha256').update(ascii).digest('hex').slice(0, BUILD_ID_PLACEHOLDER.length);
 writeFileSync(cli, ascii.replaceAll(BUILD_ID_PLACEHOLDER, buildId));
+
+// The warm `next` (src/cli/next-kept.ts): the answer kept for the tip, read by a bundle of its own before the
+// program loads. It reads the memo the program wrote, so it carries the program's build id.
+const nextKept = await build({
+  ...common,
+  ...commonJs,
+  plugins: [lazyBuiltins],
+  entryPoints: { next: 'src/cli/next-kept.ts' },
+  outExtension: { '.js': '.cjs' },
+  define: { ...commonJs.define, GIT_TUNE_BUILD_ID: JSON.stringify(buildId) },
+});
+const nextFile = path.join(outdir, 'next.cjs');
+writeFileSync(nextFile, toAscii(readFileSync(nextFile, 'utf8')));
+const contentHash = (file) => createHash('sha256').update(readFileSync(file)).digest('hex');
 
 const entries = await build({
   ...common,
@@ -111,14 +129,14 @@ const entries = await build({
   },
   ...commonJs,
   // The entry loads cli.cjs by path (never by import) and keys its code cache by cli.cjs's hash.
-  define: { ...commonJs.define, GIT_TUNE_PROGRAM_HASH: JSON.stringify(createHash('sha256').update(readFileSync(cli)).digest('hex')) },
+  define: { ...commonJs.define, GIT_TUNE_PROGRAM_HASH: JSON.stringify(contentHash(cli)), GIT_TUNE_NEXT_HASH: JSON.stringify(contentHash(nextFile)) },
 });
 // The package is "type": "module"; its .js files here are CommonJS.
 const binPackage = path.join(outdir, 'package.json');
 writeFileSync(binPackage, `${JSON.stringify({ type: 'commonjs' })}\n`);
 
 // Whatever an earlier build left (its chunks) goes.
-const written = new Set([...Object.keys(entries.metafile.outputs), ...Object.keys(program.metafile.outputs)].map((f) => path.resolve(root, f)).concat(binPackage));
+const written = new Set([entries, program, nextKept].flatMap((b) => Object.keys(b.metafile.outputs)).map((f) => path.resolve(root, f)).concat(binPackage));
 for (const name of readdirSync(outdir)) {
   const file = path.join(outdir, name);
   if (!written.has(file)) rmSync(file, { force: true, recursive: true });

@@ -16,6 +16,7 @@ import { lastReflogEntry } from '../git/reflog.js';
 import type { FileChange, GitRepo, Person } from '../git/types.js';
 import { logsRef } from '../run/logs.js';
 import type { Tuning } from './tuning.js';
+import { markTagsSettled, tagsSettledAt } from './tags-settled.js';
 
 /**
  * Apply: steps a rewrite abandoned (`git reset --hard HEAD~10`, a rebase,
@@ -43,8 +44,6 @@ export interface WriteCtx {
   env: Env;
   now: Date;
 }
-
-const TAGS_CHECKED = 'run-tags-checked';
 
 /** The record commits' and reflog entries' identity: the user's, or ours when none is configured (local bookkeeping, never pushed). */
 export async function recordIdentity(repo: GitRepo, ctx: WriteCtx): Promise<Person> {
@@ -224,8 +223,7 @@ const runCommitOf = (view: TuningView) => (run: string) => view.runs.get(run)?.r
  */
 export async function settleRunTags(view: TuningView, ctx: WriteCtx): Promise<string[]> {
   const { repo, name, tip } = view;
-  const marker = localPath(repo.gitdir, name, 'cache', TAGS_CHECKED);
-  if ((await fs.readFile(marker, 'utf8').catch(() => '')).trim() === tip) return [];
+  if (await tagsSettledAt(repo.gitdir, name, tip)) return [];
   // Under the tool lock, at the tip read: a step being written (its branch moved, its tags not yet) is never raced.
   const settled = await tryToolLock(repo.gitdir, name, 'git tune (settling run tags)', async () =>
     ((await repo.resolveRef(branchRef(name))) === tip ? settleLocked(view, ctx) : null));
@@ -253,28 +251,6 @@ async function settleLocked(view: TuningView, ctx: WriteCtx): Promise<string[]> 
   notices.push(...(await restoreKept(view, tags.filter((t) => !moved.has(t.run)), moved, ctx)));
   await markTagsSettled(repo.gitdir, name, tip);
   return notices;
-}
-
-/** Forgets the note (a command that moves tags and then the branch): should it be killed between, the next start looks again. */
-export async function forgetTagsSettled(gitdir: string, tuning: string): Promise<void> {
-  await fs.rm(localPath(gitdir, tuning, 'cache', TAGS_CHECKED), { force: true });
-}
-
-/**
- * A step that moved the branch from `from` to `to` made its own tags: when
- * the tags were settled at `from`, they are at `to` too, so the next command
- * need not look again (and a command that fails there writes nothing).
- */
-export async function carryTagsSettled(gitdir: string, tuning: string, from: string | null, to: string): Promise<void> {
-  const marker = localPath(gitdir, tuning, 'cache', TAGS_CHECKED);
-  if (from !== null && (await fs.readFile(marker, 'utf8').catch(() => '')).trim() === from) await markTagsSettled(gitdir, tuning, to);
-}
-
-/** Notes that the run tags are settled for `tip` (a cache: losing it costs one more look). */
-export async function markTagsSettled(gitdir: string, tuning: string, tip: string): Promise<void> {
-  const marker = localPath(gitdir, tuning, 'cache', TAGS_CHECKED);
-  await fs.mkdir(path.dirname(marker), { recursive: true }).catch(() => undefined);
-  await writeFileAtomic(marker, `${tip}\n`).catch(() => undefined);
 }
 
 /**

@@ -19,7 +19,8 @@ import { isFinalStep, performStep, type StepContext, type StepOutcome } from './
 import { nextFor } from './decide.js';
 import { recordedFinalLine } from './final.js';
 import { withRepair } from './rewritten.js';
-import { listTunings, loadTuning, readText, resolveTuningName, startTuning, type Tuning } from './tuning.js';
+import { loadTuning, readText, startTuning, type Tuning } from './tuning.js';
+import { listTunings, resolveTuningName } from './tuning-name.js';
 
 /** Tokens and dollars spent (what the live view in src/cli/live.ts shows). */
 export interface Usage {

@@ -1,7 +1,5 @@
-import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, promises as fs } from 'node:fs';
+import { readFileSync, promises as fs } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { tookCodePath } from '../code-paths.js';
 import { blobOid } from '../core/prose-digest.js';
 import v8 from 'node:v8';
@@ -13,7 +11,10 @@ import { historyError } from '../errors.js';
 import type { GitRepo } from '../git/types.js';
 import { tempFileFor } from '../git/temp-files.js';
 import { diskFullPoint } from '../faults/enospc.js';
-import { localPath, readmePath, tuningDir } from '../core/paths.js';
+import { readmePath, tuningDir } from '../core/paths.js';
+import { cacheDir, FORMAT, foldCodeHash, memoAt } from './tip-memo.js';
+
+export { cacheDir } from './tip-memo.js';
 
 /**
  * Read, cached: a tuning's history and its folded state, kept in
@@ -33,7 +34,7 @@ import { localPath, readmePath, tuningDir } from '../core/paths.js';
  *
  * The file has three parts read as needed: the head (tip, parsed tip files),
  * the state, the commits. Pure decisions on a tip (`next`) are kept beside it
- * (`memo.bin`), so a warm `next` costs the same on any history.
+ * (`memo.json`), so a warm `next` costs the same on any history.
  */
 export interface TipFiles {
   configText: string | null;
@@ -120,52 +121,10 @@ function unpackTail(packed: PackedTail): Tail {
 }
 
 const MAGIC = Buffer.from('git-tune-history\n');
-const FORMAT = 5;
 const MAX_SEGMENTS = 64;
 
-export function cacheDir(gitdir: string, tuning: string): string {
-  return localPath(gitdir, tuning, 'cache');
-}
 
 const cacheFile = (gitdir: string, tuning: string) => path.join(cacheDir(gitdir, tuning), 'history.bin');
-const memoFile = (gitdir: string, tuning: string) => path.join(cacheDir(gitdir, tuning), 'memo.bin');
-
-/**
- * Set by the bundler (scripts/bundle.mjs) in the shipped CLI: a hash of the
- * bundle's own text, so a rebuild that changes any of its code changes it.
- */
-declare const GIT_TUNE_BUILD_ID: string | undefined;
-
-let codeHash: string | null = null;
-/**
- * The build that folds and decides: an entry made by another build (an
- * upgrade, a rebuild) is not reused. The shipped CLI is one bundle whose id
- * the bundler wrote into it (no file is read for it). Run module by module
- * (dist/ as tsc wrote it, or src/ under the tests), the build is every module
- * of the program: each file's name, size and time, a change anywhere counts.
- */
-function foldCodeHash(): string {
-  if (codeHash) return codeHash;
-  // The bundle's id is a hash of it already: a warm start hashes nothing (and loads no node:crypto).
-  if (typeof GIT_TUNE_BUILD_ID !== 'undefined') return (codeHash = `${FORMAT} build ${GIT_TUNE_BUILD_ID}`);
-  const hash = createHash('sha1').update(String(FORMAT));
-  const self = fileURLToPath(import.meta.url);
-  const root = path.join(path.dirname(self), '..');
-  const ext = path.extname(self);
-  const walk = (dir: string): void => {
-    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
-      const file = path.join(dir, entry.name);
-      if (entry.isDirectory()) walk(file);
-      else if (entry.name.endsWith(ext)) {
-        const st = statSync(file, { throwIfNoEntry: false });
-        hash.update(`${path.relative(root, file)} ${st?.size} ${st?.mtimeMs} ${st?.ino}\n`);
-      }
-    }
-  };
-  walk(root);
-  codeHash = hash.digest('hex');
-  return codeHash;
-}
 
 const blobOidOf = (text: string | null) => (text === null ? null : blobOid(text));
 
@@ -240,39 +199,6 @@ async function writeCache(file: string, head: Head, state: TuningState, segments
     // A cache that cannot be written (a read-only repository) only costs speed.
     await fs.rm(tmp, { force: true }).catch(() => {});
   }
-}
-
-/**
- * Per-tip results of pure decisions, in their own small file: valid for one
- * tip and one build of the code, dropped as soon as either changes.
- */
-function memoAt(gitdir: string, tuning: string, tip: string): <T>(key: string, compute: () => T) => T {
-  const file = memoFile(gitdir, tuning);
-  const code = foldCodeHash();
-  let values: Record<string, unknown> | null = null;
-  return <T>(key: string, compute: () => T): T => {
-    if (values === null) {
-      values = {};
-      try {
-        const entry = v8.deserialize(readFileSync(file)) as { code: string; tip: string; values: Record<string, unknown> };
-        if (entry.code === code && entry.tip === tip) values = entry.values;
-      } catch {
-        // none yet, or unreadable: computed again
-      }
-    }
-    if (key in values) return values[key] as T;
-    const value = compute();
-    values[key] = value;
-    const tmp = tempFileFor(file);
-    try {
-      mkdirSync(path.dirname(file), { recursive: true });
-      writeFileSync(tmp, v8.serialize({ code, tip, values }));
-      renameSync(tmp, file);
-    } catch {
-      rmSync(tmp, { force: true });
-    }
-    return value;
-  };
 }
 
 /**

@@ -4,6 +4,7 @@ import type { TuningState } from '../core/fold.js';
 import { decideNext, type NextInput, type NextStep } from '../core/next.js';
 import { extractHandSection, isHandPlaceholder } from '../core/readme.js';
 import type { Tuning } from './tuning.js';
+import { MEMO } from './tip-memo.js';
 
 /** What the decision reads of a tuning: its fold and tip files (the README's, when known, for its note). */
 export interface NextParts {
@@ -35,5 +36,5 @@ export function nextInputFor(tuning: Tuning): NextInput {
 
 /** Kept per branch tip in the cache (src/app/cache.ts): every input above is read at the tip. */
 export function nextFor(tuning: Tuning): NextStep {
-  return tuning.memo ? tuning.memo('next', () => decideNext(nextInputFor(tuning))) : decideNext(nextInputFor(tuning));
+  return tuning.memo ? tuning.memo(MEMO.next, () => decideNext(nextInputFor(tuning))) : decideNext(nextInputFor(tuning));
 }

@@ -12,7 +12,8 @@ import { commitSteps, planSteps, type StepCommit, type WriteContext } from './co
 import { setConfigValue } from './config-file.js';
 import { nextFor } from './decide.js';
 import { Plan, type DryRunnable } from './plan.js';
-import { listTunings, loadTuning, readText, startTuning, type Tuning } from './tuning.js';
+import { loadTuning, readText, startTuning, type Tuning } from './tuning.js';
+import { listTunings } from './tuning-name.js';
 
 /**
  * A fleet of target models (docs/auto.md, Fleets): one tuning per target,

@@ -5,7 +5,8 @@ import type { Config } from '../contracts/config.js';
 import type { Selection } from '../contracts/files.js';
 import type { HistoryCommit, TuningState } from '../core/fold.js';
 import { matcher } from '../core/glob.js';
-import { branchName, branchRef, parseBranchName } from '../core/names.js';
+import { branchName, branchRef } from '../core/names.js';
+import { resolveTuningName } from './tuning-name.js';
 import { configPath, datasetPath, heldOutPath, localPath, readmePath, selectionPath, tuningDir } from '../core/paths.js';
 import { usageError } from '../errors.js';
 import { currentHolder } from '../git/lock-owner.js';
@@ -53,31 +54,6 @@ export interface Tuning {
 export async function readText(repo: GitRepo, commit: string, file: string): Promise<string | null> {
   const blob = await repo.readBlobAt(commit, file);
   return blob === null ? null : Buffer.from(blob).toString('utf8');
-}
-
-/** Every tuning in the repository: the `tune/<name>` branches. */
-export async function listTunings(repo: GitRepo): Promise<string[]> {
-  const refs = await repo.listRefs('refs/heads/tune');
-  return refs.map((r) => parseBranchName(r.ref)).filter((n): n is string => n !== null);
-}
-
-/** The tuning named, or the one whose branch is checked out. */
-export async function resolveTuningName(repo: GitRepo, name?: string): Promise<{ name: string; onBranch: boolean }> {
-  const head = await repo.headRef();
-  const current = head ? parseBranchName(head) : null;
-  if (name) return { name, onBranch: current === name };
-  if (current) return { name: current, onBranch: true };
-  const all = await listTunings(repo);
-  const hint = all.length === 1
-    ? `git switch ${branchName(all[0]!)}`
-    : all.length > 1
-      ? `git switch tune/<name>   # one of: ${all.join(', ')}`
-      : `git tune init <name> --prose '<glob>' --runner '<command>'`;
-  throw usageError(
-    head ? 'not-on-tuning-branch' : 'detached-head',
-    head ? `the checked-out branch ${head.replace('refs/heads/', '')} is not a tuning branch (tune/<name>)` : 'HEAD is detached: no tuning branch is checked out',
-    hint,
-  );
 }
 
 /** First-parent commits from the tuning's init commit to the tip, oldest first. */

@@ -1,21 +1,36 @@
 #!/usr/bin/env node
 // The shipped entry, dist/bin/git-tune.js (scripts/bundle.mjs), a CommonJS
-// file: `--version` answers at once; anything else runs the program from the
-// CommonJS bundle beside it (dist/bin/cli.cjs), compiled through V8's code cache.
+// file: `--version` answers at once; `next` is first answered from what the
+// tuning keeps (dist/bin/next.cjs); anything else runs the program from the
+// CommonJS bundle beside it (dist/bin/cli.cjs). Both bundles are compiled
+// through V8's code cache.
 import { fileURLToPath } from 'node:url';
+import { codePathsTaken } from '../code-paths.js';
 import { requireWithCodeCache } from './code-cache.js';
 import { commandWord } from './command-word.js';
 import { answeredVersion, ignoreClosedOutput } from './io.js';
 import { exitWhenSettled } from '../run/exit-when-settled.js';
 
-/** The content hash of cli.cjs, set by the bundler (it builds cli.cjs first). */
+/** The content hashes of cli.cjs and next.cjs, set by the bundler (it builds them first). */
 declare const GIT_TUNE_PROGRAM_HASH: string;
+declare const GIT_TUNE_NEXT_HASH: string;
 
-ignoreClosedOutput();
-const args = process.argv.slice(2);
-if (!answeredVersion(args)) {
+const bundle = (name: string) => fileURLToPath(new URL(`./${name}`, import.meta.url));
+
+async function start(args: readonly string[]): Promise<number> {
   const command = commandWord(args) ?? 'help';
-  const program = requireWithCodeCache(fileURLToPath(new URL('./cli.cjs', import.meta.url)), GIT_TUNE_PROGRAM_HASH, command) as typeof import('./program.js');
-  // Not a top-level await: the shipped entry is CommonJS (scripts/bundle.mjs); main() reports its own errors.
-  exitWhenSettled(program.main(process.argv), 'git-tune');
+  if (command === 'next') {
+    let answered = false;
+    const kept = requireWithCodeCache(bundle('next.cjs'), GIT_TUNE_NEXT_HASH, 'next-kept', () => new Set(answered ? ['answer'] : [])) as typeof import('./next-kept.js');
+    answered = await kept.answerKept(args);
+    if (answered) return 0;
+  }
+  // After the kept answer, which writes to fd 1 itself: making the streams costs a start ~2.5 ms.
+  ignoreClosedOutput();
+  const program = requireWithCodeCache(bundle('cli.cjs'), GIT_TUNE_PROGRAM_HASH, command, codePathsTaken) as typeof import('./program.js');
+  return program.main(process.argv);
 }
+
+const args = process.argv.slice(2);
+// Not a top-level await: the shipped entry is CommonJS (scripts/bundle.mjs); main() reports its own errors.
+if (!answeredVersion(args)) exitWhenSettled(start(args), 'git-tune');

@@ -5,7 +5,6 @@ import os from 'node:os';
 import path from 'node:path';
 import vm from 'node:vm';
 import zlib from 'node:zlib';
-import { codePathsTaken } from '../code-paths.js';
 import { diskFullPoint } from '../faults/enospc.js';
 
 /**
@@ -14,7 +13,7 @@ import { diskFullPoint } from '../faults/enospc.js';
  * and Node 20 keeps no compiled code between runs for modules (Node 22's
  * `module.enableCompileCache` does, for the module loader only).
  *
- * The cache is one file per bundle, Node build and command (a command's first
+ * The cache is one file per bundle, Node build and command (or part) (a command's first
  * run records the functions it compiled), in a directory of the user's own
  * under the OS temp dir. It can never run other code than the bundle's: its
  * name holds the start of the bundle's content hash (`build`, taken when it
@@ -26,7 +25,7 @@ import { diskFullPoint } from '../faults/enospc.js';
  * not a cryptographic hash: node:crypto would cost every start its load.
  * NODE_DISABLE_COMPILE_CACHE (Node's own switch) turns it off.
  */
-export function requireWithCodeCache(file: string, build: string, command: string): unknown {
+export function requireWithCodeCache(file: string, build: string, command: string, pathsTaken: () => ReadonlySet<string>): unknown {
   // One open file: the text and its size and time are of the same file, even if a rebuild replaces it meanwhile.
   const fd = openSync(file, 'r');
   let source: string;
@@ -48,11 +47,11 @@ export function requireWithCodeCache(file: string, build: string, command: strin
   });
   // Written at exit, so it holds every function this command compiled (and those it was handed), not only the
   // top level; only after a success (a mistyped command makes none). Again after a run that took a path
-  // (src/code-paths.ts) the file does not cover: its functions join the others.
+  // (`pathsTaken`, e.g. src/code-paths.ts) the file does not cover: its functions join the others.
   if (cache) {
     const covered = cached && !script.cachedDataRejected ? cached.paths : null;
     process.once('exit', (code) => {
-      const paths = new Set([...(covered ?? []), ...codePathsTaken()]);
+      const paths = new Set([...(covered ?? []), ...pathsTaken()]);
       if (code === 0 && (covered === null || paths.size > covered.size)) writeCache(cache, script, [...paths].sort());
     });
   }

@@ -34,6 +34,7 @@ export function processIO(): CommandIO {
 /** `--version` alone answers before commander and the program load (BENCHMARKS.md: start-up). */
 export function answeredVersion(args: readonly string[]): boolean {
   if (args.length !== 1 || (args[0] !== '--version' && args[0] !== '-V')) return false;
+  ignoreClosedOutput();
   process.stdout.write(`${packageVersion()}\n`);
   return true;
 }
@@ -42,7 +43,8 @@ export function answeredVersion(args: readonly string[]): boolean {
  * A reader that stops early (`git tune log | head`) closes our stdout: the
  * command goes on to its end, writing nothing more there (a step is never
  * cut short because its narration lost its reader), instead of dying on
- * EPIPE with a stack trace. The entries call it once.
+ * EPIPE with a stack trace. The entries call it once, before anything
+ * writes to the streams.
  */
 export function ignoreClosedOutput(): void {
   for (const stream of [process.stdout, process.stderr]) {

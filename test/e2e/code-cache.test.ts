@@ -29,26 +29,26 @@ describe('the code cache of the shipped CLI', () => {
   afterEach(() => rmSync(tmp, { recursive: true, force: true }));
 
   it("is written by a command's first run, for that command, only by the user, and then used as it is", () => {
-    const first = tune(['next']);
+    const first = tune(['status']);
     expect(first.code).toBe(0);
-    expect(files()).toEqual([expect.stringMatching(/^[0-9a-f]{16}-next\.bin$/)]);
+    expect(files()).toEqual([expect.stringMatching(/^[0-9a-f]{16}-status\.bin$/)]);
     expect(statSync(cacheDir()).mode & 0o777).toBe(0o700);
     const file = path.join(cacheDir(), files()[0]!);
     expect(statSync(file).mode & 0o777).toBe(0o600);
     const before = statSync(file);
-    const second = tune(['next']);
+    const second = tune(['status']);
     expect(second).toEqual(first);
     // Accepted: not written again.
     expect(statSync(file).ino).toBe(before.ino);
     expect(statSync(file).mtimeMs).toBe(before.mtimeMs);
-    expect(tune(['status']).code).toBe(0);
-    expect(files().map((f) => f.slice(17))).toEqual(['next.bin', 'status.bin']);
+    expect(tune(['log']).code).toBe(0);
+    expect(files().map((f) => f.slice(17))).toEqual(['log.bin', 'status.bin']);
   });
 
   it('is written again, once, after a run that folded history or parsed config.yaml where its file did not cover that', () => {
-    // The fold cache holds the tip: this run of `next` is warm, and its file covers no heavier path.
-    expect(repo.tune(['next']).code).toBe(0);
-    const warm = tune(['next']);
+    // The fold cache holds the tip: this run of `status` is warm, and its file covers no heavier path.
+    expect(repo.tune(['status']).code).toBe(0);
+    const warm = tune(['status']);
     const file = path.join(cacheDir(), files()[0]!);
     // The file's header: checksum (4 bytes), then the covered paths (a length byte, the names).
     const covered = () => {
@@ -59,14 +59,14 @@ describe('the code cache of the shipped CLI', () => {
     const before = statSync(file);
     const dropFoldCache = () => rmSync(repo.path('.git/tune/desk/cache'), { recursive: true, force: true });
     dropFoldCache();
-    expect(tune(['next'])).toEqual(warm);
+    expect(tune(['status'])).toEqual(warm);
     expect(covered()).toBe('fold,parse');
     expect(statSync(file).size).toBeGreaterThan(before.size);
     const folded = statSync(file);
     // Covered now: a cold run again, and a warm one, use it as it is.
     dropFoldCache();
-    expect(tune(['next'])).toEqual(warm);
-    expect(tune(['next'])).toEqual(warm);
+    expect(tune(['status'])).toEqual(warm);
+    expect(tune(['status'])).toEqual(warm);
     expect(statSync(file).ino).toBe(folded.ino);
     expect(statSync(file).mtimeMs).toBe(folded.mtimeMs);
   });
@@ -87,17 +87,17 @@ describe('the code cache of the shipped CLI', () => {
   });
 
   it('a damaged cache file is not used: the command answers the same and writes it again', () => {
-    const first = tune(['next']);
+    const first = tune(['status']);
     const file = path.join(cacheDir(), files()[0]!);
     const bytes = readFileSync(file);
     for (let i = 100; i < bytes.length; i += 997) bytes[i] = bytes[i]! ^ 0xff;
     writeFileSync(file, bytes);
-    expect(tune(['next'])).toEqual(first);
+    expect(tune(['status'])).toEqual(first);
     const rewritten = readFileSync(file);
     expect(rewritten.equals(bytes)).toBe(false);
     // A file cut short, likewise.
     writeFileSync(file, rewritten.subarray(0, 1000));
-    expect(tune(['next'])).toEqual(first);
+    expect(tune(['status'])).toEqual(first);
     expect(statSync(file).size).toBeGreaterThan(1000);
   });
 

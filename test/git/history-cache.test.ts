@@ -85,7 +85,7 @@ describe.each([
     const tuning = await loadTuning(counted, NAME);
     const expected = await fresh();
     expect(tuning.tip).toBe(tip);
-    // `next` is kept per tip (memo.bin): it must be what the fresh state decides.
+    // `next` is kept per tip (memo.json): it must be what the fresh state decides.
     expect(nextFor(tuning)).toEqual(decideNext(nextInputFor({ ...tuning, state: expected.state })));
     expect(tuning.state).toEqual(expected.state);
     expect(tuning.commits).toEqual(expected.commits);

@@ -2,7 +2,7 @@ import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import type { HooksOutcome } from '../../app/hooks.js';
 import { act, json } from '../command.js';
 import { printJson, type CommandIO } from '../io.js';
-import { renderNext } from './next.js';
+import { renderNext } from '../render-next.js';
 
 export function register(program: CommandUnknownOpts): void {
   const hooks = program.command('hooks').description('the git hooks git-tune installs (chained with yours, never overwriting them), and the merge driver of its generated files');

@@ -6,7 +6,7 @@ import { branchName, branchRef, isValidTuningName } from '../../core/names.js';
 import { usageError } from '../../errors.js';
 import { act, dryRunOpt, json } from '../command.js';
 import { printJson, type CommandIO } from '../io.js';
-import { renderNext } from './next.js';
+import { renderNext } from '../render-next.js';
 
 export function register(program: CommandUnknownOpts): void {
   act(

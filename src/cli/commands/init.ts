@@ -5,7 +5,7 @@ import type { InitFlags } from '../../app/init.js';
 import { Plan } from '../../app/plan.js';
 import { act, dryRunOpt, json } from '../command.js';
 import { printJson, type CommandIO } from '../io.js';
-import { renderNext } from './next.js';
+import { renderNext } from '../render-next.js';
 
 export function register(program: CommandUnknownOpts): void {
   act(

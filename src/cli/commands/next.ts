@@ -2,6 +2,7 @@ import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import type { NextStep } from '../../core/next.js';
 import { act, json, tuningOpt } from '../command.js';
 import { printJson, type CommandIO } from '../io.js';
+import { renderNext } from '../render-next.js';
 
 export function register(program: CommandUnknownOpts): void {
   act(
@@ -13,13 +14,6 @@ export function register(program: CommandUnknownOpts): void {
       .addHelpText('after', `\n--json prints {kind, message, command, batch, half, run, notes}.`),
     run,
   );
-}
-
-export function renderNext(step: NextStep): string {
-  const lines = [step.message];
-  if (step.command) lines.push(`  ${step.command}`);
-  for (const note of step.notes) lines.push(`note: ${note}`);
-  return lines.join('\n');
 }
 
 /** The tuning read again after a step: its next step. */

@@ -1,7 +1,7 @@
 import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import { act, json, tuningOpt } from '../command.js';
 import { printJson, table, type CommandIO } from '../io.js';
-import { renderNext } from './next.js';
+import { renderNext } from '../render-next.js';
 
 export function register(program: CommandUnknownOpts): void {
   act(

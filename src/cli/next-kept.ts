@@ -1,0 +1,57 @@
+import { writeSync } from 'node:fs';
+import { keptNext } from '../app/kept-next.js';
+import { renderNext } from './render-next.js';
+
+/**
+ * `git tune next` answered from what the tuning keeps for its tip
+ * (src/app/kept-next.ts), before the program loads: a bundle of its own
+ * (dist/bin/next.cjs, scripts/bundle.mjs), which the entry tries first for
+ * `next`. A start that loads the program (its 1.5 MB bundle, commander and
+ * the 28 commands) cost a warm `next` three times what answering does. What
+ * it prints is what the program's `next` prints; false, having printed
+ * nothing, when only the program can answer.
+ */
+export async function answerKept(args: readonly string[]): Promise<boolean> {
+  const opts = nextOptions(args);
+  if (!opts) return false;
+  const step = await keptNext(process.cwd(), process.env, opts.tuning);
+  if (!step) return false;
+  writeOut(`${opts.json ? JSON.stringify(step, null, 2) : renderNext(step)}\n`);
+  return true;
+}
+
+/**
+ * Written to fd 1 directly: process.stdout, a stream, costs a start ~2.5 ms
+ * to make. A reader that closed early (`| head`) ends the writing quietly,
+ * as for every command (`ignoreClosedOutput`); a non-blocking pipe that is
+ * full takes the rest through the stream, which waits for it.
+ */
+function writeOut(text: string): void {
+  let rest = Buffer.from(text);
+  try {
+    while (rest.length > 0) rest = rest.subarray(writeSync(1, rest));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EPIPE') return;
+    if (code !== 'EAGAIN') throw err;
+    process.stdout.on('error', () => {}).write(rest);
+  }
+}
+
+/**
+ * `next`, `--json` and `-t/--tuning <name>` (each at most once), or null for
+ * anything else: the program parses that, and says what is wrong with it.
+ */
+export function nextOptions(args: readonly string[]): { json: boolean; tuning?: string } | null {
+  if (args[0] !== 'next') return null;
+  let json = false;
+  let tuning: string | undefined;
+  for (let i = 1; i < args.length; i++) {
+    const arg = args[i]!;
+    const value = arg.startsWith('--tuning=') ? arg.slice('--tuning='.length) : (arg === '-t' || arg === '--tuning') ? args[++i] : undefined;
+    if (arg === '--json' && !json) json = true;
+    else if (value !== undefined && value !== '' && !value.startsWith('-') && tuning === undefined) tuning = value;
+    else return null;
+  }
+  return { json, tuning };
+}
