@@ -24,13 +24,20 @@ export async function keptNext(cwd: string, env: NodeJS.ProcessEnv, requested?: 
     if (chooseBackend(env) !== 'native') return null;
     const { dir, gitdir } = await findRepo(cwd);
     const repo = new NativeGitRepo(dir, gitdir);
+    // Nothing kept for the tip: the program answers, and makes the start (not made twice).
+    if ((await keptAnswer(repo, requested)) === null) return null;
     await finishInterruptedSteps(repo);
-    const { name } = await resolveTuningName(repo, requested);
-    const tip = await repo.resolveRef(branchRef(name));
-    if (tip === null || !(await tagsSettledAt(gitdir, name, tip))) return null;
-    const step = keptAt(gitdir, name, tip, MEMO.next) as NextStep | undefined;
-    return step === undefined || step.kind === 'repair' ? null : step;
+    // Read again after the start: finishing an interrupted import moves HEAD to its branch.
+    return await keptAnswer(repo, requested);
   } catch {
     return null;
   }
+}
+
+async function keptAnswer(repo: NativeGitRepo, requested: string | undefined): Promise<NextStep | null> {
+  const { name } = await resolveTuningName(repo, requested);
+  const tip = await repo.resolveRef(branchRef(name));
+  if (tip === null || !(await tagsSettledAt(repo.gitdir, name, tip))) return null;
+  const step = keptAt(repo.gitdir, name, tip, MEMO.next) as NextStep | undefined;
+  return step === undefined || step.kind === 'repair' ? null : step;
 }

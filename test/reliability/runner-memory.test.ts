@@ -76,7 +76,8 @@ describe.concurrent('a runner short of memory is VOID, and the reason says memor
       runCase(ctx(HELPDESK, ['node', '--max-old-space-size=32', 'runner.mjs']), item('acct-reset-password', { topic: 'reset-password' })),
     ]);
     expect(direct.result).toMatchObject({ status: 'void', right: null, signal: 'SIGABRT' });
-    expect(direct.result.void).toBe('out of memory (SIGABRT): FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory');
+    // V8 words its last GC two ways ("Reached heap limit", "Ineffective mark-compacts near heap limit"), as the heap happens to fill.
+    expect(direct.result.void).toMatch(/^out of memory \(SIGABRT\): FATAL ERROR: (Reached|Ineffective mark-compacts near) heap limit Allocation failed - JavaScript heap out of memory$/);
     expect(viaShell.result).toMatchObject({ status: 'void', exitCode: 134 });
     expect(viaShell.result.void).toMatch(/^out of memory \(exit 134\): .*JavaScript heap out of memory$/);
     expect(ulimit.result).toMatchObject({ status: 'void', right: null, exitCode: 1, void: 'out of memory (exit 1): RangeError: Array buffer allocation failed' });
