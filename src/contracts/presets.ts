@@ -28,21 +28,31 @@ export function presetProblem(role: Role, preset: string): string | null {
     : `preset "${preset}" does not exist (${valid})`;
 }
 
+/**
+ * The options' schemas are built on first use: most config.yaml files name no
+ * preset, and building zod schemas is a cost of every start that loads them
+ * (these were ~4 ms of a cold `git tune next`).
+ */
+function onFirstUse<T>(build: () => T): () => T {
+  let built: T | undefined;
+  return () => (built ??= build());
+}
+
 /** Prices of one model, US dollars per million tokens. */
-export const modelPriceSchema = z.strictObject({
+const modelPriceSchema = onFirstUse(() => z.strictObject({
   inputPerMTok: z.number().min(0).default(0),
   outputPerMTok: z.number().min(0).default(0),
   /** Input tokens served from the provider's prompt cache; default: the input price. */
   cachedPerMTok: z.number().min(0).optional(),
-});
-export type ModelPrice = z.infer<typeof modelPriceSchema>;
+}));
+export type ModelPrice = z.infer<ReturnType<typeof modelPriceSchema>>;
 
 /**
  * `options:` of the API presets (openai-chat, anthropic), in every role.
  * The key never appears here: it is read from the environment variable
  * `apiKeyEnv` names, and never written to a log, a result or a commit.
  */
-export const apiOptionsSchema = z.strictObject({
+export const apiOptionsSchema = onFirstUse(() => z.strictObject({
   model: z.string().min(1, 'must name the model, e.g. gpt-4o-mini'),
   /** The environment variable holding the endpoint's base URL (default OPENAI_BASE_URL / ANTHROPIC_BASE_URL). */
   baseUrlEnv: z.string().optional(),
@@ -55,24 +65,24 @@ export const apiOptionsSchema = z.strictObject({
   /** Seconds one HTTP call may take before it is abandoned (and retried). */
   requestTimeoutSec: z.number().positive().default(120),
   /** Prices of the configured model, overriding the built-in table. */
-  pricing: modelPriceSchema.optional(),
+  pricing: modelPriceSchema().optional(),
   /** Prices per model name, overriding the built-in table (for models the table does not know). */
-  prices: z.record(z.string(), modelPriceSchema).default({}),
+  prices: z.record(z.string(), modelPriceSchema()).default({}),
   /** Runner: the prose files the system prompt is made of, in order (default: every file the `prose` globs match). */
   system: z.union([z.string(), z.array(z.string())]).optional(),
   /** Runner: model calls per case before it must answer (tool calls happen between them). */
   maxTurns: z.number().int().positive().default(8),
-});
-export type ApiOptions = z.infer<typeof apiOptionsSchema>;
+}));
+export type ApiOptions = z.infer<ReturnType<typeof apiOptionsSchema>>;
 
 /** `options:` of the agent-CLI presets (claude-code, codex). */
-export const cliOptionsSchema = z.strictObject({
+export const cliOptionsSchema = onFirstUse(() => z.strictObject({
   /** The CLI on PATH (default: claude / codex). */
   bin: z.string().optional(),
   /** Extra arguments for the CLI. */
   args: z.array(z.string()).default([]),
   /** Prices per model name, for a CLI whose output carries tokens but no cost. */
-  prices: z.record(z.string(), modelPriceSchema).default({}),
+  prices: z.record(z.string(), modelPriceSchema()).default({}),
   /**
    * Files or folders of your home the CLI may see, copied into each run's
    * own home (e.g. `.claude/settings.json`, `.codex/config.toml`): a run is
@@ -81,10 +91,10 @@ export const cliOptionsSchema = z.strictObject({
   fromHome: z.array(z.string().min(1)).default([]),
   /** Claude Code's own retries of a failed API call (CLAUDE_CODE_MAX_RETRIES; its default is 10). */
   maxRetries: z.number().int().min(0).max(10).default(4),
-});
-export type CliOptions = z.infer<typeof cliOptionsSchema>;
+}));
+export type CliOptions = z.infer<ReturnType<typeof cliOptionsSchema>>;
 
 export const isApiPreset = (preset: string): preset is ApiPreset => (API_PRESETS as readonly string[]).includes(preset);
 
 /** The options schema of a preset. */
-export const presetOptionsSchema = (preset: string) => (isApiPreset(preset) ? apiOptionsSchema : cliOptionsSchema);
+export const presetOptionsSchema = (preset: string) => (isApiPreset(preset) ? apiOptionsSchema() : cliOptionsSchema());

@@ -92,7 +92,7 @@ describe.each(['openai-chat', 'anthropic'] as const)('judge and editor presets o
     expect(await fs.readFile(changes, 'utf8')).toMatch(/^# Changes\n\nRules added from the judge's proposals:[\s\S]*\nAims: refund-window\n$/);
 
     // The agent (the runner brain, through the same client) now answers from the added rule.
-    const model = makeModel(preset, apiOptionsSchema.parse({ model: 'm', maxRetries: 0 }), envFor(preset, root));
+    const model = makeModel(preset, apiOptionsSchema().parse({ model: 'm', maxRetries: 0 }), envFor(preset, root));
     const reply = await model.chat({ messages: [{ role: 'system', content: billing }, { role: 'user', content: 'How long is the refund window?' }] });
     expect(reply.text).toBe('30 days');
     expect(rulesIn(billing)).toHaveLength(2);

@@ -32,7 +32,7 @@ const harness = (): Harness => {
 };
 
 function model(preset: ApiPreset, opts: Record<string, unknown> = {}, h: Harness = harness(), env: Record<string, string> = {}) {
-  const options = apiOptionsSchema.parse({ model: preset === 'anthropic' ? 'claude-sonnet-4-5' : 'gpt-4o-mini', ...opts });
+  const options = apiOptionsSchema().parse({ model: preset === 'anthropic' ? 'claude-sonnet-4-5' : 'gpt-4o-mini', ...opts });
   const keyEnv = preset === 'anthropic' ? 'ANTHROPIC_API_KEY' : 'OPENAI_API_KEY';
   const baseEnv = preset === 'anthropic' ? { ANTHROPIC_BASE_URL: server.anthropicBase } : { OPENAI_BASE_URL: server.openaiBase };
   return makeModel(preset, options, { ...baseEnv, [keyEnv]: KEY, ...env }, { sleep: h.sleep, log: h.log, random: () => 0 });
@@ -259,7 +259,7 @@ describe('the endpoints by default', () => {
         ? canned({ model: 'claude-haiku-4-5', content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn', usage: { input_tokens: 1, output_tokens: 1 } })
         : canned({ model: 'gpt-4o', choices: [{ message: { content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1 } });
     }) as unknown as typeof fetch;
-    const options = (model: string) => apiOptionsSchema.parse({ model, maxTokens: 64, temperature: 0.5 });
+    const options = (model: string) => apiOptionsSchema().parse({ model, maxTokens: 64, temperature: 0.5 });
     const messages = [{ role: 'user' as const, content: 'hi' }];
     await makeModel('openai-chat', options('gpt-4o'), {}, { fetch: fetchStub }).chat({ messages });
     await makeModel('openai-chat', options('llama3.1:8b'), { OPENAI_BASE_URL: 'http://localhost:11434/v1/' }, { fetch: fetchStub, log: () => {} }).chat({ messages });

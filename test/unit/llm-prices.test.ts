@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { apiOptionsSchema } from '../../src/contracts/presets.js';
 import { BUILT_IN_PRICES, costOf, lookupPrice, priceOf } from '../../src/run/presets/llm/prices.js';
 
-const opts = (o: Record<string, unknown>) => apiOptionsSchema.parse({ model: 'gpt-4o-mini', ...o });
+const opts = (o: Record<string, unknown>) => apiOptionsSchema().parse({ model: 'gpt-4o-mini', ...o });
 
 describe('the price table', () => {
   it('finds a model by its name, its dated snapshot, and behind a router prefix, by the longest key', () => {

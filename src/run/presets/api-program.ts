@@ -26,7 +26,7 @@ export function presetFromEnv(role: 'judge' | 'editor', env: Env): { preset: Api
   } catch (err) {
     return { error: `${role} preset ${preset}: TUNE_PRESET_OPTIONS is not JSON (${(err as Error).message})` };
   }
-  const parsed = apiOptionsSchema.safeParse(json);
+  const parsed = apiOptionsSchema().safeParse(json);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => `options.${i.path.join('.') || '(all)'}: ${i.message}`).join('; ');
     return { error: `${role} preset ${preset}: ${issues} (e.g. ${role}: {preset: ${preset}, options: {model: ${preset === 'anthropic' ? 'claude-sonnet-4-5' : 'gpt-4o-mini'}}})` };

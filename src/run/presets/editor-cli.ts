@@ -82,7 +82,7 @@ function snapshot(root: string, files: readonly string[]): Map<string, string | 
 
 async function main(): Promise<void> {
   const cli = (process.env.TUNE_PRESET ?? 'claude-code') as AgentCli;
-  const parsed = cliOptionsSchema.safeParse(JSON.parse(process.env.TUNE_PRESET_OPTIONS ?? '{}'));
+  const parsed = cliOptionsSchema().safeParse(JSON.parse(process.env.TUNE_PRESET_OPTIONS ?? '{}'));
   if (!parsed.success) throw new Error(`the ${cli} preset's options are not valid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
   const opts = parsed.data;
   const root = path.resolve(env('TUNE_ROOT'));

@@ -45,7 +45,7 @@ export function parseOptions(preset: string, raw: string | undefined): { options
   } catch {
     return { error: `runner preset ${preset}: TUNE_PRESET_OPTIONS is not JSON` };
   }
-  const parsed = apiOptionsSchema.safeParse(json);
+  const parsed = apiOptionsSchema().safeParse(json);
   if (!parsed.success) return { error: `runner preset ${preset}: ${describeIssues(parsed.error.issues, json)} (e.g. options: {model: ${preset === 'anthropic' ? 'claude-sonnet-4-5' : 'gpt-4o-mini'}})` };
   return { options: parsed.data };
 }

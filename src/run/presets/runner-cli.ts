@@ -37,7 +37,7 @@ import { env, inputText, readCase, writeResult } from './common.js';
 
 function main(): void {
   const cli = (process.env.TUNE_PRESET ?? 'claude-code') as AgentCli;
-  const parsed = cliOptionsSchema.safeParse(JSON.parse(process.env.TUNE_PRESET_OPTIONS ?? '{}'));
+  const parsed = cliOptionsSchema().safeParse(JSON.parse(process.env.TUNE_PRESET_OPTIONS ?? '{}'));
   if (!parsed.success) {
     writeResult({ answer: null, sandboxDown: `the ${cli} preset's options are not valid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}` });
     return;
