@@ -81,14 +81,17 @@ const lazyBuiltins = {
   },
 };
 
-const program = await build({
+/** A bundle the entry loads through the code cache (`<name>.cjs`), carrying a build id. */
+const cjsBundle = (name, entry, buildId) => build({
   ...common,
   ...commonJs,
   plugins: [lazyBuiltins],
-  entryPoints: { cli: 'src/cli/program.ts' },
+  entryPoints: { [name]: entry },
   outExtension: { '.js': '.cjs' },
-  define: { ...commonJs.define, GIT_TUNE_BUILD_ID: JSON.stringify(BUILD_ID_PLACEHOLDER) },
+  define: { ...commonJs.define, GIT_TUNE_BUILD_ID: JSON.stringify(buildId) },
 });
+
+const program = await cjsBundle('cli', 'src/cli/program.ts', BUILD_ID_PLACEHOLDER);
 
 // esbuild writes ASCII everywhere but inside regular expressions (ours and
 // isomorphic-git's hold a few): one non-ASCII character makes V8 hold the
@@ -103,14 +106,7 @@ writeFileSync(cli, ascii.replaceAll(BUILD_ID_PLACEHOLDER, buildId));
 
 // The warm `next` (src/cli/next-kept.ts): the answer kept for the tip, read by a bundle of its own before the
 // program loads. It reads the memo the program wrote, so it carries the program's build id.
-const nextKept = await build({
-  ...common,
-  ...commonJs,
-  plugins: [lazyBuiltins],
-  entryPoints: { next: 'src/cli/next-kept.ts' },
-  outExtension: { '.js': '.cjs' },
-  define: { ...commonJs.define, GIT_TUNE_BUILD_ID: JSON.stringify(buildId) },
-});
+const nextKept = await cjsBundle('next', 'src/cli/next-kept.ts', buildId);
 const nextFile = path.join(outdir, 'next.cjs');
 writeFileSync(nextFile, toAscii(readFileSync(nextFile, 'utf8')));
 const contentHash = (file) => createHash('sha256').update(readFileSync(file)).digest('hex');

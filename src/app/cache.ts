@@ -14,8 +14,6 @@ import { diskFullPoint } from '../faults/enospc.js';
 import { readmePath, tuningDir } from '../core/paths.js';
 import { cacheDir, FORMAT, foldCodeHash, memoAt } from './tip-memo.js';
 
-export { cacheDir } from './tip-memo.js';
-
 /**
  * Read, cached: a tuning's history and its folded state, kept in
  * `.git/tune/<name>/cache/` (inside the repository, where no git command and
@@ -122,7 +120,6 @@ function unpackTail(packed: PackedTail): Tail {
 
 const MAGIC = Buffer.from('git-tune-history\n');
 const MAX_SEGMENTS = 64;
-
 
 const cacheFile = (gitdir: string, tuning: string) => path.join(cacheDir(gitdir, tuning), 'history.bin');
 

@@ -8,10 +8,10 @@ import { tempFileFor } from '../git/temp-files.js';
 /**
  * What is kept per branch tip in `.git/tune/<name>/cache/` beside the
  * history (src/app/cache.ts): the build that folds and decides, and the
- * results of pure decisions on a tip (`memo.json`: JSON, whose parser is
- * part of every start, where node:v8's serializer costs one ~2 ms to load). A module of its own, light
- * to load: the warm `git tune next` (src/app/kept-next.ts) reads its answer
- * here without loading the fold.
+ * results of pure decisions on a tip (`memo.json`: JSON, whose parser every
+ * start has, where node:v8's serializer costs one ~2 ms to load). A module
+ * of its own, light to load: the warm `git tune next` (src/app/kept-next.ts)
+ * reads its answer here without loading the fold.
  */
 
 /** The history cache's format; part of the build's id, so the memo follows it. */

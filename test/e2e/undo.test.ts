@@ -5,7 +5,7 @@ import { execSync } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadTuning } from '../../src/app/tuning.js';
 import { undoSteps } from '../../src/app/undo.js';
-import { cacheDir } from '../../src/app/cache.js';
+import { cacheDir } from '../../src/app/tip-memo.js';
 import { openRepo } from '../../src/git/open.js';
 import { ROOT, tuneAsync, tuneOkSync } from '../helpers/cli.js';
 import { leftovers, TempRepo } from '../helpers/repo.js';

@@ -1,7 +1,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TempRepo } from '../helpers/repo.js';
-import { cacheDir } from '../../src/app/cache.js';
+import { cacheDir } from '../../src/app/tip-memo.js';
 import { nextFor, nextInputFor } from '../../src/app/decide.js';
 import { loadTuning, readHistory } from '../../src/app/tuning.js';
 import { foldHistory } from '../../src/core/fold.js';
