@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { localPath } from '../core/paths.js';
+import { localPath, memoPath } from '../core/paths.js';
 import { tempFileFor } from '../git/temp-files.js';
 
 /**
@@ -24,7 +24,7 @@ export function cacheDir(gitdir: string, tuning: string): string {
 /** The keys of the kept decisions: `next`'s answer (src/app/decide.ts), read back by the warm `next` (src/app/kept-next.ts). */
 export const MEMO = { next: 'next' } as const;
 
-const memoFile = (gitdir: string, tuning: string) => path.join(cacheDir(gitdir, tuning), 'memo.json');
+const memoFile = memoPath;
 
 /**
  * Set by the bundler (scripts/bundle.mjs) in the shipped CLI: a hash of the

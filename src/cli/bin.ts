@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { codePathsTaken } from '../code-paths.js';
 import { requireWithCodeCache } from './code-cache.js';
 import { commandWord } from './command-word.js';
+import { mayHaveKept } from './kept-gate.js';
 import { answeredVersion, ignoreClosedOutput } from './io.js';
 import { exitWhenSettled } from '../run/exit-when-settled.js';
 
@@ -19,7 +20,7 @@ const bundle = (name: string) => fileURLToPath(new URL(`./${name}`, import.meta.
 
 async function start(args: readonly string[]): Promise<number> {
   const command = commandWord(args) ?? 'help';
-  if (command === 'next') {
+  if (command === 'next' && mayHaveKept(args, process.cwd())) {
     let answered = false;
     const kept = requireWithCodeCache(bundle('next.cjs'), GIT_TUNE_NEXT_HASH, 'next-kept', () => new Set(answered ? ['answer'] : [])) as typeof import('./next-kept.js');
     answered = await kept.answerKept(args);

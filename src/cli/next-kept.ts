@@ -1,5 +1,6 @@
 import { writeSync } from 'node:fs';
 import { keptNext } from '../app/kept-next.js';
+import { nextOptions } from './kept-gate.js';
 import { renderNext } from './render-next.js';
 
 /**
@@ -36,22 +37,4 @@ function writeOut(text: string): void {
     if (code !== 'EAGAIN') throw err;
     process.stdout.on('error', () => {}).write(rest);
   }
-}
-
-/**
- * `next`, `--json` and `-t/--tuning <name>` (each at most once), or null for
- * anything else: the program parses that, and says what is wrong with it.
- */
-export function nextOptions(args: readonly string[]): { json: boolean; tuning?: string } | null {
-  if (args[0] !== 'next') return null;
-  let json = false;
-  let tuning: string | undefined;
-  for (let i = 1; i < args.length; i++) {
-    const arg = args[i]!;
-    const value = arg.startsWith('--tuning=') ? arg.slice('--tuning='.length) : (arg === '-t' || arg === '--tuning') ? args[++i] : undefined;
-    if (arg === '--json' && !json) json = true;
-    else if (value !== undefined && value !== '' && !value.startsWith('-') && tuning === undefined) tuning = value;
-    else return null;
-  }
-  return { json, tuning };
 }

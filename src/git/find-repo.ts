@@ -1,4 +1,4 @@
-import { accessSync, constants, promises as fs } from 'node:fs';
+import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { usageError } from '../errors.js';
 import type { GitBackend } from './types.js';
@@ -41,22 +41,39 @@ export function gitOnPath(env: NodeJS.ProcessEnv = process.env): boolean {
 
 /** The repository that holds `cwd`: its working tree and its `.git` directory (a linked worktree is refused). */
 export async function findRepo(cwd: string): Promise<{ dir: string; gitdir: string }> {
-  let dir = path.resolve(cwd);
-  for (;;) {
-    const dotgit = path.join(dir, '.git');
-    const stat = await fs.stat(dotgit).catch(() => null);
-    if (stat?.isDirectory()) return { dir, gitdir: dotgit };
-    if (stat?.isFile()) {
-      throw usageError(
-        'linked-worktree',
-        `${dir} is a linked worktree or submodule (.git is a file); git-tune works in a repository's main working tree`,
-        'cd to the main working tree (git worktree list) and run the command there',
-      );
-    }
-    const parent = path.dirname(dir);
-    if (parent === dir) {
-      throw usageError('not-a-repo', `${cwd} is not inside a git repository`, 'git init');
-    }
-    dir = parent;
+  const found = locateRepo(cwd);
+  if (found === null) throw usageError('not-a-repo', `${cwd} is not inside a git repository`, 'git init');
+  if ('linked' in found) {
+    throw usageError(
+      'linked-worktree',
+      `${found.linked} is a linked worktree or submodule (.git is a file); git-tune works in a repository's main working tree`,
+      'cd to the main working tree (git worktree list) and run the command there',
+    );
+  }
+  return found;
+}
+
+/** The nearest `.git` at or above `cwd`: a directory (the repository), a file (a linked worktree's), or none. */
+export function locateRepo(cwd: string): { dir: string; gitdir: string } | { linked: string } | null {
+  for (let dir = path.resolve(cwd); ; dir = path.dirname(dir)) {
+    const stat = statSync(path.join(dir, '.git'), { throwIfNoEntry: false });
+    if (stat?.isDirectory()) return { dir, gitdir: path.join(dir, '.git') };
+    if (stat?.isFile()) return { linked: dir };
+    if (path.dirname(dir) === dir) return null;
+  }
+}
+
+/** The branch HEAD names (`refs/heads/…`), or null when HEAD is detached. */
+export function headRefOf(headText: string): string | null {
+  const text = headText.trim();
+  return text.startsWith('ref: ') ? text.slice(5).trim() : null;
+}
+
+/** The branch the repository's HEAD names, read from its file; null when detached or unreadable. */
+export function readHeadRef(gitdir: string): string | null {
+  try {
+    return headRefOf(readFileSync(path.join(gitdir, 'HEAD'), 'utf8'));
+  } catch {
+    return null;
   }
 }

@@ -6,6 +6,7 @@ import { singleQuoted } from '../core/argv.js';
 import { TuneError, EXIT, conflictError } from '../errors.js';
 import { clearStaleLock, readRefValue, withIndexLock, writeFileAtomic } from './lockfile.js';
 import { isSpaceError } from './disk-full.js';
+import { headRefOf } from './find-repo.js';
 import { recordTempsOf, tempFileFor } from './temp-files.js';
 import { diskFullPoint } from '../faults/enospc.js';
 import type { Env } from './identity.js';
@@ -92,8 +93,7 @@ export class NativeGitRepo extends NativeCommands implements GitRepo {
   }
 
   async headRef(): Promise<string | null> {
-    const text = (await fs.readFile(path.join(this.gitdir, 'HEAD'), 'utf8')).trim();
-    return text.startsWith('ref: ') ? text.slice(5).trim() : null;
+    return headRefOf(await fs.readFile(path.join(this.gitdir, 'HEAD'), 'utf8'));
   }
 
   async setHeadRef(ref: string): Promise<void> {

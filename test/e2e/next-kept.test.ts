@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'nod
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { nextOptions } from '../../src/cli/next-kept.js';
+import { mayHaveKept, nextOptions } from '../../src/cli/kept-gate.js';
 import { TempRepo } from '../helpers/repo.js';
 
 /**
@@ -30,11 +30,11 @@ describe('next answered from the kept answer', () => {
     return files;
   };
   const tune = (args: string[], env: Record<string, string> = {}) => repo.tune(args, { TMPDIR: tmp, ...env });
-  /** What the program answers: the kept answer and the fold cache dropped first. */
+  /** What the program answers: the kept answer and the fold cache dropped first (nothing kept: the kept answer's bundle is not even loaded). */
   const programAnswer = (args: string[]) => {
     rmSync(repo.path('.git/tune/desk/cache'), { recursive: true, force: true });
     const r = tune(args);
-    expect(ran()).toEqual(['next-kept.bin', 'next.bin']);
+    expect(ran()).toEqual(['next.bin']);
     return r;
   };
 
@@ -94,7 +94,7 @@ describe('next answered from the kept answer', () => {
     expect(tune(['next'])).toEqual(settled);
     expect(ran()).toEqual(['next-kept.bin']);
     expect(tune(['--debug', 'next'])).toEqual(settled);
-    expect(ran()).toEqual(['next-kept.bin', 'next.bin']);
+    expect(ran()).toEqual(['next.bin']);
     expect(tune(['next'], { GIT_TUNE_BACKEND: 'iso' })).toEqual(settled);
     expect(ran()).toEqual(['next-kept.bin', 'next.bin']);
     const bad = tune(['next'], { GIT_TUNE_BACKEND: 'svn' });
@@ -128,6 +128,38 @@ describe('next answered from the kept answer', () => {
       const r = spawnSync(process.execPath, [path.join(__dirname, '../../dist/bin/git-tune.js'), 'next'], { cwd: outside, env: { ...process.env, ...repo.env, TMPDIR: tmp }, encoding: 'utf8' });
       expect(r.status).toBe(2);
       expect(r.stderr).toContain('is not inside a git repository');
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the look before the kept answer\'s bundle loads', () => {
+  let repo: TempRepo;
+  beforeAll(() => {
+    repo = TempRepo.create({ 'agents/prompt.md': 'Answer politely.\n' });
+    repo.tune(['init', 'desk', '--prose', 'agents/**/*.md', '--runner', 'node agent.js', '--no-hooks']);
+  });
+  afterAll(() => repo.cleanup());
+
+  it('finds the memo of the tuning checked out or named, from any folder of the working tree; nothing else passes', () => {
+    const sub = repo.path('agents');
+    expect(mayHaveKept(['next'], repo.dir)).toBe(true);
+    expect(mayHaveKept(['next', '--json'], sub)).toBe(true);
+    expect(mayHaveKept(['next', '-t', 'desk'], repo.dir)).toBe(true);
+    expect(mayHaveKept(['next', '-t', 'other'], repo.dir)).toBe(false);
+    expect(mayHaveKept(['next', '-t', '../desk'], repo.dir)).toBe(false);
+    expect(mayHaveKept(['status'], repo.dir)).toBe(false);
+    expect(mayHaveKept(['next', '--verbose'], repo.dir)).toBe(false);
+    repo.git('switch', '-q', 'main');
+    expect(mayHaveKept(['next'], repo.dir)).toBe(false);
+    expect(mayHaveKept(['next', '--tuning=desk'], repo.dir)).toBe(true);
+    repo.git('switch', '-q', 'tune/desk');
+    rmSync(repo.path('.git/tune/desk/cache/memo.json'));
+    expect(mayHaveKept(['next'], repo.dir)).toBe(false);
+    const outside = mkdtempSync(path.join(os.tmpdir(), 'git-tune-norepo-'));
+    try {
+      expect(mayHaveKept(['next'], outside)).toBe(false);
     } finally {
       rmSync(outside, { recursive: true, force: true });
     }
