@@ -4,12 +4,20 @@
  * main promise left pending with nothing else to wait for would let Node
  * exit 0 without a word (an ES module's await exits 13). Here it exits 1,
  * the unexpected error, saying so.
+ *
+ * Once nothing is left to wait for (`beforeExit`: every write flushed, every
+ * child process ended or let go), it exits at once: Node's own way out first
+ * tears the heap down, ~1.5 ms of a short command (a cold `next`'s heap,
+ * measured from the parent).
  */
 export function exitWhenSettled(main: Promise<number>, program: string): void {
   let settled = false;
   void main.then((code) => {
     settled = true;
     process.exitCode = code;
+  });
+  process.once('beforeExit', () => {
+    if (settled) process.exit();
   });
   process.once('exit', () => {
     if (settled) return;

@@ -17,6 +17,13 @@ describe('a program ends with its main promise', () => {
     expect(r.stderr).toBe('');
   });
 
+  it('exits only once nothing is left to do: work after the promise and a large write to a pipe all finish', () => {
+    const r = program(`new Promise((resolve) => { process.stdout.write('x'.repeat(1 << 19)); setTimeout(() => process.stdout.write('late'), 30); resolve(4); })`);
+    expect(r.status).toBe(4);
+    expect(r.stdout.length).toBe((1 << 19) + 'late'.length);
+    expect(r.stdout.endsWith('late')).toBe(true);
+  });
+
   it('a promise nothing settles is an internal error (exit 1, said), not a silent 0', () => {
     const r = program('new Promise(() => {})');
     expect(r.status).toBe(1);
