@@ -1,5 +1,3 @@
-import { promises as fs } from 'node:fs';
-import path from 'node:path';
 import {
   abandonedLogsRef, abandonedRecordRef, abandonedRoot, abandonedTagRef, abandonedTipRef,
   formatAbandonRecord, parseAbandonedRef, parseAbandonRecord, tagsOffTheBranch,
@@ -7,11 +5,9 @@ import {
 } from '../core/abandoned.js';
 import type { RunState } from '../core/fold.js';
 import { branchRef, tagName, tagRef } from '../core/names.js';
-import { localPath } from '../core/paths.js';
 import { usageError } from '../errors.js';
 import { resolveIdentity, type Env } from '../git/identity.js';
 import { tryToolLock } from '../git/lock-owner.js';
-import { writeFileAtomic } from '../git/lockfile.js';
 import { lastReflogEntry } from '../git/reflog.js';
 import type { FileChange, GitRepo, Person } from '../git/types.js';
 import { logsRef } from '../run/logs.js';

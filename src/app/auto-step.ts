@@ -6,7 +6,7 @@ import { shellQuote } from '../core/argv.js';
 import { viewDifficult } from '../core/difficult.js';
 import { mergeProposals } from '../core/findings.js';
 import { basisRun, passingNomemRun, revertedAfter } from '../core/basis.js';
-import { batchNumbered, type RunState } from '../core/fold.js';
+import type { RunState } from '../core/fold.js';
 import { caseOnlyCases, EDITOR_IDLE_WHY, halfEndsSinceLastEdit, idleHalvesBefore, passedRefusalFix, shortCases, type ShortCase } from '../core/half-end.js';
 import { VOID_FLOOR, type NextStep } from '../core/next.js';
 import { passedRuleBreaks, type RuleBreak } from '../core/rules.js';
@@ -27,7 +27,7 @@ import { buildCandidate, makeCheckpoint, type MemoryOutcome } from './memory.js'
 import { proseDigest, uncommittedProse } from './prose.js';
 import { readRunResults } from './results.js';
 import { revertEdits } from './revert.js';
-import { runDue, type RunOutcome } from './run.js';
+import { runDue } from './run.js';
 import { computeSelection, writeSelection } from './select.js';
 import { loadTuning, readText, type Tuning } from './tuning.js';
 

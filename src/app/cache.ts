@@ -11,8 +11,8 @@ import { historyError } from '../errors.js';
 import type { GitRepo } from '../git/types.js';
 import { tempFileFor } from '../git/temp-files.js';
 import { diskFullPoint } from '../faults/enospc.js';
-import { readmePath, tuningDir } from '../core/paths.js';
-import { cacheDir, FORMAT, foldCodeHash, memoAt } from './tip-memo.js';
+import { cachePath, readmePath, tuningDir } from '../core/paths.js';
+import { FORMAT, foldCodeHash, memoAt } from './tip-memo.js';
 
 /**
  * Read, cached: a tuning's history and its folded state, kept in
@@ -121,7 +121,7 @@ function unpackTail(packed: PackedTail): Tail {
 const MAGIC = Buffer.from('git-tune-history\n');
 const MAX_SEGMENTS = 64;
 
-const cacheFile = (gitdir: string, tuning: string) => path.join(cacheDir(gitdir, tuning), 'history.bin');
+const cacheFile = (gitdir: string, tuning: string) => path.join(cachePath(gitdir, tuning), 'history.bin');
 
 const blobOidOf = (text: string | null) => (text === null ? null : blobOid(text));
 

@@ -24,7 +24,8 @@ export async function keptNext(cwd: string, env: NodeJS.ProcessEnv, requested?: 
     if (chooseBackend(env) !== 'native') return null;
     const { dir, gitdir } = await findRepo(cwd);
     const repo = new NativeGitRepo(dir, gitdir);
-    // Nothing kept for the tip: the program answers, and makes the start (not made twice).
+    // Nothing kept for the tip: the program answers, and makes the start itself (looked up first, so the start is
+    // made once; it is made twice only when the kept answer goes with it, below, and is idempotent).
     if ((await keptAnswer(repo, requested)) === null) return null;
     await finishInterruptedSteps(repo);
     // Read again after the start: finishing an interrupted import moves HEAD to its branch.

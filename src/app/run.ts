@@ -7,7 +7,7 @@ import { shellQuote } from '../core/argv.js';
 import type { Case } from '../contracts/dataset.js';
 import type { CaseResult, MemoryWrite, RunMeta } from '../contracts/result.js';
 import { batchCases, batchNumbered, latestGradedRun } from '../core/fold.js';
-import { parseRunName, tagName, tagRef } from '../core/names.js';
+import { parseRunName, tagName } from '../core/names.js';
 import { answersOf, caseOutcome, FLIP_WHY, secondRoundDue, settled, type FlipDue } from '../core/noise.js';
 import type { NextStep } from '../core/next.js';
 import { budgetStop, interruptedStop, sandboxStop, type RunStop } from '../core/run-stop.js';

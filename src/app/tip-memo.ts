@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { localPath, memoPath } from '../core/paths.js';
+import { memoPath } from '../core/paths.js';
 import { tempFileFor } from '../git/temp-files.js';
 
 /**
@@ -17,14 +17,9 @@ import { tempFileFor } from '../git/temp-files.js';
 /** The history cache's format; part of the build's id, so the memo follows it. */
 export const FORMAT = 5;
 
-export function cacheDir(gitdir: string, tuning: string): string {
-  return localPath(gitdir, tuning, 'cache');
-}
-
 /** The keys of the kept decisions: `next`'s answer (src/app/decide.ts), read back by the warm `next` (src/app/kept-next.ts). */
 export const MEMO = { next: 'next' } as const;
 
-const memoFile = memoPath;
 
 /**
  * Set by the bundler (scripts/bundle.mjs) in the shipped CLI: a hash of the
@@ -69,7 +64,7 @@ export function foldCodeHash(): string {
  * either changes.
  */
 export function memoAt(gitdir: string, tuning: string, tip: string): <T>(key: string, compute: () => T) => T {
-  const file = memoFile(gitdir, tuning);
+  const file = memoPath(gitdir, tuning);
   const code = foldCodeHash();
   let values: Record<string, unknown> | null = null;
   return <T>(key: string, compute: () => T): T => {
@@ -102,5 +97,5 @@ function readMemo(file: string, code: string, tip: string): Record<string, unkno
 
 /** The value kept for `key` at `tip` by this build, or undefined: nothing is computed. */
 export function keptAt(gitdir: string, tuning: string, tip: string, key: string): unknown {
-  return readMemo(memoFile(gitdir, tuning), foldCodeHash(), tip)[key];
+  return readMemo(memoPath(gitdir, tuning), foldCodeHash(), tip)[key];
 }

@@ -20,16 +20,28 @@ const bundle = (name: string) => fileURLToPath(new URL(`./${name}`, import.meta.
 
 async function start(args: readonly string[]): Promise<number> {
   const command = commandWord(args) ?? 'help';
-  if (command === 'next' && mayHaveKept(args, process.cwd())) {
-    let answered = false;
-    const kept = requireWithCodeCache(bundle('next.cjs'), GIT_TUNE_NEXT_HASH, 'next-kept', () => new Set(answered ? ['answer'] : [])) as typeof import('./next-kept.js');
-    answered = await kept.answerKept(args);
-    if (answered) return 0;
-  }
+  if (command === 'next' && (await answeredKept(args))) return 0;
   // After the kept answer, which writes to fd 1 itself: making the streams costs a start ~2.5 ms.
   ignoreClosedOutput();
   const program = requireWithCodeCache(bundle('cli.cjs'), GIT_TUNE_PROGRAM_HASH, command, codePathsTaken) as typeof import('./program.js');
   return program.main(process.argv);
+}
+
+/**
+ * `next` answered from what the tuning keeps (src/cli/next-kept.ts); false
+ * to leave it to the program. Whatever fails here (a folder gone from under
+ * the command, an output that refuses a write) is the program's to report.
+ */
+async function answeredKept(args: readonly string[]): Promise<boolean> {
+  let answered = false;
+  try {
+    if (!mayHaveKept(args, process.cwd())) return false;
+    const kept = requireWithCodeCache(bundle('next.cjs'), GIT_TUNE_NEXT_HASH, 'next-kept', () => new Set(answered ? ['answer'] : [])) as typeof import('./next-kept.js');
+    answered = await kept.answerKept(args);
+  } catch {
+    return false;
+  }
+  return answered;
 }
 
 const args = process.argv.slice(2);

@@ -13,7 +13,7 @@ import { diskFullPoint } from '../faults/enospc.js';
  * and Node 20 keeps no compiled code between runs for modules (Node 22's
  * `module.enableCompileCache` does, for the module loader only).
  *
- * The cache is one file per bundle, Node build and command (or part) (a command's first
+ * The cache is one file per bundle, Node build and command or part (a command's first
  * run records the functions it compiled), in a directory of the user's own
  * under the OS temp dir. It can never run other code than the bundle's: its
  * name holds the start of the bundle's content hash (`build`, taken when it

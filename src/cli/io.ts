@@ -19,14 +19,20 @@ export interface CommandIO {
   dryRun?: boolean;
 }
 
+/** Text as one line of output or more: ended by a newline (added when it has none). */
+export const asLines = (text: string): string => (text.endsWith('\n') ? text : `${text}\n`);
+
+/** A value as every `--json` prints it. */
+export const jsonText = (value: unknown): string => JSON.stringify(value, null, 2);
+
 export function processIO(): CommandIO {
   return {
     cwd: process.cwd(),
     env: process.env,
     now: new Date(),
     clock: () => new Date(),
-    out: (text) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
-    err: (text) => process.stderr.write(text.endsWith('\n') ? text : `${text}\n`),
+    out: (text) => process.stdout.write(asLines(text)),
+    err: (text) => process.stderr.write(asLines(text)),
     isTTY: Boolean(process.stdout.isTTY) && !process.env.NO_COLOR,
   };
 }
@@ -55,7 +61,7 @@ export function ignoreClosedOutput(): void {
 }
 
 export function printJson(io: CommandIO, value: unknown): void {
-  io.out(JSON.stringify(value, null, 2));
+  io.out(jsonText(value));
 }
 
 /** Renders rows as an aligned plain-text table. */

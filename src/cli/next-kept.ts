@@ -1,7 +1,8 @@
 import { writeSync } from 'node:fs';
 import { keptNext } from '../app/kept-next.js';
+import { asLines, ignoreClosedOutput } from './io.js';
 import { nextOptions } from './kept-gate.js';
-import { renderNext } from './render-next.js';
+import { nextText } from './render-next.js';
 
 /**
  * `git tune next` answered from what the tuning keeps for its tip
@@ -17,7 +18,7 @@ export async function answerKept(args: readonly string[]): Promise<boolean> {
   if (!opts) return false;
   const step = await keptNext(process.cwd(), process.env, opts.tuning);
   if (!step) return false;
-  writeOut(`${opts.json ? JSON.stringify(step, null, 2) : renderNext(step)}\n`);
+  writeOut(asLines(nextText(step, opts.json)));
   return true;
 }
 
@@ -35,6 +36,7 @@ function writeOut(text: string): void {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EPIPE') return;
     if (code !== 'EAGAIN') throw err;
-    process.stdout.on('error', () => {}).write(rest);
+    ignoreClosedOutput();
+    process.stdout.write(rest);
   }
 }

@@ -3,7 +3,6 @@ import type { JudgeFile } from '../contracts/judge.js';
 import type { CaseResult } from '../contracts/result.js';
 import { isJudgeOutput } from './findings.js';
 import type { RunState, TuningState } from './fold.js';
-import { median } from './report.js';
 import { costlyCases, memoryCost } from './noise.js';
 import type { RuleBreak } from './rules.js';
 

@@ -76,5 +76,7 @@ export const localRoot = (gitdir: string) => path.join(gitdir, 'tune');
 export const localPath = (gitdir: string, tuning: string, part: LocalPart, ...rest: string[]) => path.join(gitdir, 'tune', tuning, part, ...rest);
 /** Each kind of local state of a tuning (what follows is a run, shard or file name). */
 export type LocalPart = 'runs' | 'cache' | 'pending-step.json' | 'stop' | 'lock' | 'driver' | 'shards' | 'changed-during-run' | 'worktree' | 'editor' | 'groups';
+/** `<gitdir>/tune/<name>/cache`: what is kept per tip (src/app/cache.ts, src/app/tip-memo.ts); deleted any time, it is made again. */
+export const cachePath = (gitdir: string, tuning: string) => localPath(gitdir, tuning, 'cache');
 /** `next`'s answer kept per tip (src/app/tip-memo.ts), looked for by the entry before it loads the kept answer's bundle. */
-export const memoPath = (gitdir: string, tuning: string) => localPath(gitdir, tuning, 'cache', 'memo.json');
+export const memoPath = (gitdir: string, tuning: string) => path.join(cachePath(gitdir, tuning), 'memo.json');

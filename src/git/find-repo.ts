@@ -56,7 +56,13 @@ export async function findRepo(cwd: string): Promise<{ dir: string; gitdir: stri
 /** The nearest `.git` at or above `cwd`: a directory (the repository), a file (a linked worktree's), or none. */
 export function locateRepo(cwd: string): { dir: string; gitdir: string } | { linked: string } | null {
   for (let dir = path.resolve(cwd); ; dir = path.dirname(dir)) {
-    const stat = statSync(path.join(dir, '.git'), { throwIfNoEntry: false });
+    // Any error (a .git symlink loop, a folder we may not read) is no .git here: the walk goes on up.
+    let stat: ReturnType<typeof statSync> | undefined;
+    try {
+      stat = statSync(path.join(dir, '.git'), { throwIfNoEntry: false });
+    } catch {
+      stat = undefined;
+    }
     if (stat?.isDirectory()) return { dir, gitdir: path.join(dir, '.git') };
     if (stat?.isFile()) return { linked: dir };
     if (path.dirname(dir) === dir) return null;

@@ -5,10 +5,9 @@ import git from 'isomorphic-git';
 import { compareAndSwapRef, readRefValue, withIndexLock, writeFileAtomic } from './lockfile.js';
 import { recordTempsOf, tempFileFor } from './temp-files.js';
 import { diskFullPoint } from '../faults/enospc.js';
-import type { Env } from './identity.js';
 import { NativeCommands } from './native-commands.js';
 import { appendReflog } from './reflog.js';
-import type { CommitInfo, GitRepo, LogEntry, NewCommit, PushOptions, PushResult, RefEntry, RefLogNote, TreeFile } from './types.js';
+import type { CommitInfo, GitRepo, LogEntry, NewCommit, RefEntry, RefLogNote, TreeFile } from './types.js';
 import { buildTree, changedPaths, listFiles, treeOidAt, type TreeEntry, type TreeReader, type TreeWriter } from './trees.js';
 import { assertIndexSupported, removeEmptyDirs } from './worktree.js';
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync, promises as fs, constants } from 'node:fs';
+import { readFileSync, promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { singleQuoted } from '../core/argv.js';

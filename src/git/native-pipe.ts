@@ -56,7 +56,7 @@ export class GitPipe {
   private stderr = '';
   private failure: Error | null = null;
 
-  constructor(private readonly args: readonly string[], cwd: string) {
+  constructor(args: readonly string[], cwd: string) {
     this.child = spawn('git', args, { cwd, env: gitEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
     this.child.stdout!.on('data', (chunk: Buffer) => this.onData(chunk));
     this.child.stderr!.on('data', (chunk: Buffer) => {

@@ -9,11 +9,10 @@ import { isSpaceError } from './disk-full.js';
 import { headRefOf } from './find-repo.js';
 import { recordTempsOf, tempFileFor } from './temp-files.js';
 import { diskFullPoint } from '../faults/enospc.js';
-import type { Env } from './identity.js';
 import { NativeCommands } from './native-commands.js';
 import { addCommit, normalizeMessage, ObjectBatch, parseCommit, parseTree } from './native-objects.js';
 import { drain, GitPipe, gitEnv, gitFailed, noGit, parseObject, runOnce, type RawObject } from './native-pipe.js';
-import type { CommitInfo, GitRepo, LogEntry, NewCommit, Person, PushOptions, PushResult, RefEntry, RefLogNote, TreeFile } from './types.js';
+import type { CommitInfo, GitRepo, LogEntry, NewCommit, Person, RefEntry, RefLogNote, TreeFile } from './types.js';
 import { changedPaths, listFiles, treeOidAt, type TreeEntry, type TreeReader } from './trees.js';
 import { assertIndexSupported, removeEmptyDirs } from './worktree.js';
 

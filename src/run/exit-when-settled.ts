@@ -12,10 +12,18 @@
  */
 export function exitWhenSettled(main: Promise<number>, program: string): void {
   let settled = false;
-  void main.then((code) => {
-    settled = true;
-    process.exitCode = code;
-  });
+  void main.then(
+    (code) => {
+      settled = true;
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      // A main that reports its own errors never rejects; one that does is the unexpected error (exit 1), said in one line.
+      settled = true;
+      process.stderr.write(`${program}: error: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exitCode = 1;
+    },
+  );
   process.once('beforeExit', () => {
     if (settled) process.exit();
   });

@@ -35,8 +35,9 @@ describe('the build id of the shipped CLI', () => {
     let repo: TempRepo;
     let pkg: string;
     const cache = () => repo.path('.git', 'tune', 'desk', 'cache', 'history.bin');
+    // --debug: the program answers (a plain warm next is answered from the memo, which reads no history.bin).
     const next = () => {
-      const r = spawnSync(process.execPath, [path.join(pkg, 'dist', 'bin', 'git-tune.js'), 'next', '--json'], {
+      const r = spawnSync(process.execPath, [path.join(pkg, 'dist', 'bin', 'git-tune.js'), '--debug', 'next', '--json'], {
         cwd: repo.dir, env: { ...process.env, ...repo.env, NODE_DISABLE_COMPILE_CACHE: '1' }, encoding: 'utf8',
       });
       expect(r.status, r.stderr).toBe(0);

@@ -5,7 +5,7 @@ import { execSync } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadTuning } from '../../src/app/tuning.js';
 import { undoSteps } from '../../src/app/undo.js';
-import { cacheDir } from '../../src/app/tip-memo.js';
+import { cachePath } from '../../src/core/paths.js';
 import { openRepo } from '../../src/git/open.js';
 import { ROOT, tuneAsync, tuneOkSync } from '../helpers/cli.js';
 import { leftovers, TempRepo } from '../helpers/repo.js';
@@ -257,7 +257,7 @@ describe.concurrent('abandoned steps after a reset, and git tune undo', () => {
     const repo = await tuned(example);
     const git = await openRepo(repo.dir);
     const fresh = async () => {
-      rmSync(cacheDir(repo.path('.git'), 'demo'), { recursive: true, force: true });
+      rmSync(cachePath(repo.path('.git'), 'demo'), { recursive: true, force: true });
       return loadTuning(await openRepo(repo.dir), 'demo');
     };
     const summary = (t: Awaited<ReturnType<typeof loadTuning>>) => ({

@@ -1,7 +1,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TempRepo } from '../helpers/repo.js';
-import { cacheDir } from '../../src/app/tip-memo.js';
+import { cachePath } from '../../src/core/paths.js';
 import { nextFor, nextInputFor } from '../../src/app/decide.js';
 import { loadTuning, readHistory } from '../../src/app/tuning.js';
 import { foldHistory } from '../../src/core/fold.js';
@@ -122,7 +122,7 @@ describe.each([
     expect(seen.walked).toBe(8);
     expect(seen.diffs).toBe(1);
     expect(tuning.state.edits).toEqual([]);
-    expect(existsSync(`${cacheDir(git.gitdir, NAME)}/history.bin`)).toBe(true);
+    expect(existsSync(`${cachePath(git.gitdir, NAME)}/history.bin`)).toBe(true);
     expect(repo.git('status', '--porcelain', '--ignored')).not.toContain('.git');
   });
 
@@ -192,7 +192,7 @@ describe.each([
   });
 
   it('a damaged cache file is rebuilt, never trusted', async () => {
-    const file = `${cacheDir(git.gitdir, NAME)}/history.bin`;
+    const file = `${cachePath(git.gitdir, NAME)}/history.bin`;
     writeFileSync(file, 'git-tune-history\n\u0000\u0000\u0000\u0010garbage garbage garbage');
     const { seen } = await load();
     expect(seen.walked).toBeGreaterThan(5);

@@ -2,7 +2,7 @@ import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import type { NextStep } from '../../core/next.js';
 import { act, json, tuningOpt } from '../command.js';
 import { printJson, type CommandIO } from '../io.js';
-import { renderNext } from '../render-next.js';
+import { nextText, renderNext } from '../render-next.js';
 
 export function register(program: CommandUnknownOpts): void {
   act(
@@ -43,6 +43,5 @@ export async function printDone(io: CommandIO, opts: { json?: boolean; tuning?: 
 
 async function run(io: CommandIO, opts: { json?: boolean; tuning?: string }): Promise<void> {
   const step = await nextAfter(io, opts.tuning, true);
-  if (opts.json) printJson(io, step);
-  else io.out(renderNext(step));
+  io.out(nextText(step, opts.json));
 }
