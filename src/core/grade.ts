@@ -243,7 +243,7 @@ export function planGrade(e: GradeEvidence): GradePlan | Refusal {
     reason: why,
     conflict: (edit, file) => ({
       context: `the grade of ${run.name} is not recorded: it reverts the edits its run left unconfirmed, and `,
-      hint: `git tune grade --run ${run.name} --keep ${edit.oid.slice(0, 7)} --why "…"   # keep it on purpose; or: git revert ${edit.oid.slice(0, 7)}, resolve ${file}, commit, then git tune grade`,
+      hint: `git tune grade --run ${run.name} --keep ${edit.oid.slice(0, 7)} --why "…"   # keep it on purpose; or: git revert ${edit.oid.slice(0, 7)}, resolve the files it stops on (${file}, and the run's changes.md when a later edit added to it), commit, then git tune grade`,
     }),
   });
   if (isRefusal(reverts)) return reverts;

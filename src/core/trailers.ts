@@ -33,10 +33,11 @@ export function parseMessage(text: string): CommitMessage {
   // Split at the last blank line only: a step's message is read on every walk
   // of a long history, and only its last paragraph can hold trailers.
   const normalized = trimNewlines(text.includes('\r') ? text.replace(/\r\n/g, '\n') : text);
-  const cut = normalized.lastIndexOf('\n\n');
+  const view = withoutClosingComments(normalized);
+  const cut = view.lastIndexOf('\n\n');
   if (cut < 0) return { subject: normalized.trim(), body: '', trailers: [] };
-  const trailers = trailerLines(normalized.slice(cut + 2));
-  const rest = trailers === null ? normalized : trimNewlines(normalized.slice(0, cut));
+  const trailers = trailerLines(view.slice(cut + 2));
+  const rest = trailers === null ? normalized : trimNewlines(view.slice(0, cut));
   const first = rest.search(/\n{2,}/);
   const subject = (first < 0 ? rest : rest.slice(0, first)).trim();
   const body = first < 0 ? '' : rest.slice(first).replace(/^\n+/, '').replace(/\n{3,}/g, '\n\n');
@@ -45,9 +46,26 @@ export function parseMessage(text: string): CommitMessage {
 
 /** Only the trailers of a message (what reading a step needs): parseMessage's, without its subject and body. */
 export function messageTrailers(text: string): Trailer[] {
-  const normalized = trimNewlines(text.includes('\r') ? text.replace(/\r\n/g, '\n') : text);
-  const cut = normalized.lastIndexOf('\n\n');
-  return cut < 0 ? [] : (trailerLines(normalized.slice(cut + 2)) ?? []);
+  const view = withoutClosingComments(trimNewlines(text.includes('\r') ? text.replace(/\r\n/g, '\n') : text));
+  const cut = view.lastIndexOf('\n\n');
+  return cut < 0 ? [] : (trailerLines(view.slice(cut + 2)) ?? []);
+}
+
+/**
+ * The message without the block of comment lines (git's `#`) it may end
+ * with: git reads trailers above such a block (`git interpret-trailers`,
+ * `%(trailers)`), and a commit made without the editor keeps the block git
+ * wrote into the message (a revert committed after a conflict with
+ * `git commit --no-edit` ends with `# Conflicts:` and the files). A message
+ * whose last line is no comment, every step's, is returned as it is.
+ */
+function withoutClosingComments(text: string): string {
+  let view = text;
+  for (;;) {
+    const start = view.lastIndexOf('\n') + 1;
+    if (view.charCodeAt(start) !== 35) return view;
+    view = trimNewlines(view.slice(0, Math.max(0, start - 1)));
+  }
 }
 
 /** `text` without the newlines it ends with (a loop: the regex `\n+$` tries every position). */

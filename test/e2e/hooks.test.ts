@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, ROOT, startProcess } from '../helpers/cli.js';
+import { CLI, ROOT, startProcess, withCliOnPath } from '../helpers/cli.js';
 import { TempRepo } from '../helpers/repo.js';
 
 /**
@@ -21,13 +21,6 @@ const CASES = [
 ].join('\n');
 const ORIGINAL_POST_COMMIT = '#!/bin/sh\necho "$(git rev-parse --short HEAD)" >> "$(git rev-parse --git-dir)/original-post-commit.log"\n';
 const ORIGINAL_PRE_PUSH = '#!/bin/sh\ncat > "$(git rev-parse --git-dir)/original-pre-push.stdin"\n';
-
-function withCliOnPath(repo: TempRepo): void {
-  const bin = repo.path('.git', 'test-bin');
-  mkdirSync(bin, { recursive: true });
-  if (!existsSync(path.join(bin, 'git-tune'))) symlinkSync(CLI, path.join(bin, 'git-tune'));
-  repo.env.PATH = [bin, path.dirname(process.execPath), process.env.PATH].join(path.delimiter);
-}
 
 /** A command run without blocking the test worker (hooks start node several times per commit). */
 const exec = (repo: TempRepo, cmd: string, args: string[], env: Record<string, string> = {}) => startProcess(cmd, args, repo.dir, { ...process.env, ...repo.env, ...env }).done;

@@ -1,8 +1,9 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { formatStep } from '../../src/core/steps.js';
-import { ROOT, tuneAsync, tuneOk, type CliResult } from '../helpers/cli.js';
+import { ROOT, tuneAsync, tuneOk, withCliOnPath, type CliResult } from '../helpers/cli.js';
 import { TempRepo } from '../helpers/repo.js';
 import { templateAsync } from '../helpers/tuning.js';
 
@@ -34,6 +35,12 @@ afterAll(() => {
   for (const r of repos.splice(0)) r.cleanup();
 });
 
+
+/** A native git command that may fail (a conflict): its exit code. */
+function spawnGit(repo: TempRepo, args: string[]): { code: number; stderr: string } {
+  const r = spawnSync('git', args, { cwd: repo.dir, env: { ...process.env, ...repo.env }, encoding: 'utf8' });
+  return { code: r.status ?? -1, stderr: r.stderr };
+}
 
 const read = (repo: TempRepo, file: string) => readFileSync(repo.path(file), 'utf8');
 const tip = (repo: TempRepo) => repo.git('rev-parse', 'HEAD').trim();
@@ -78,6 +85,49 @@ async function edit(repo: TempRepo, run: string, files: Record<string, string>, 
 }
 
 describe.concurrent('edits settle at grading (the desk agent)', { timeout: 240_000 }, () => {
+  it("a revert that would conflict: the fix's other way, followed as printed (git revert, resolve the file, commit, then git tune grade), records the grade", async () => {
+    const repo = await desk(CASES, [['maxRuns', '3']]);
+    // The hooks and the merge driver, as init installs them (the template is made without), git-tune on PATH for them.
+    await tuneOk(repo, ['hooks', 'install']);
+    withCliOnPath(repo);
+    await edit(repo, RUN1, { [MAIN]: `${MAIN_TEXT}- refund: refunds within 30 days\n` }, '## Refunds\n\nAims: refund');
+    await tuneOk(repo, ['run']);
+    await tuneOk(repo, ['grade', '--draft']);
+    await tuneOk(repo, ['grade']);
+    const signOff = await edit(repo, RUN2, { [TONE]: line(TONE_TEXT, 5, 'Tone 5: sign off with the desk name.') }, '## Sign-off\n\nAims: reset');
+    await edit(repo, RUN2, {
+      [TONE]: line(TONE_TEXT, 5, 'Tone 5: sign off with the desk name and hours.'),
+      [MAIN]: `${read(repo, MAIN)}- warranty: two years of cover\n`,
+    }, '\n## Warranty\n\nAims: warranty');
+    await tuneOk(repo, ['run']);
+    await tuneOk(repo, ['grade', '--draft']);
+    const conflict = await tuneAsync(repo, ['grade']);
+    expect(conflict.code, conflict.stderr).toBe(4);
+    const fix = /^fix: .*# keep it on purpose; or: (git revert (\w+)), resolve the files it stops on \((\S+), and the run's changes\.md when a later edit added to it\), commit, then (git tune grade)$/m.exec(conflict.stderr);
+    expect(fix, conflict.stderr).not.toBeNull();
+    const [, revertLine, edit7, file, gradeLine] = fix!;
+    expect(edit7).toBe(short(signOff));
+    expect(file).toBe(TONE);
+    // As printed: git revert stops on the file named, and on the run's changes.md, which the edit began and the later one added to.
+    const reverting = spawnGit(repo, revertLine!.split(' ').slice(1));
+    expect(reverting.code).not.toBe(0);
+    expect(repo.git('diff', '--name-only', '--diff-filter=U').trim().split('\n')).toEqual([changesOf(RUN2), TONE]);
+    // Resolved: the sign-off undone (its line back as it was) and its note taken out of changes.md; committed as git
+    // proposes it (--no-edit keeps git's `# Conflicts:` lines at the end of the message, under the hook's trailers).
+    writeFileSync(repo.path(TONE), TONE_TEXT);
+    writeFileSync(repo.path(changesOf(RUN2)), '\n## Warranty\n\nAims: warranty\n');
+    repo.git('add', TONE, changesOf(RUN2));
+    const committed = spawnGit(repo, ['commit', '-q', '--no-edit']);
+    expect(committed.code, committed.stderr).toBe(0);
+    expect(repo.git('log', '-1', '--format=%B')).toMatch(/Tune-Step: revert\n[\s\S]*# Conflicts:/);
+    const graded = await tuneAsync(repo, gradeLine!.split(' ').slice(2));
+    expect(graded.code, graded.stderr).toBe(0);
+    expect(graded.stdout).toContain(`${RUN3}: PASSED`);
+    expect(trailers(repo, 'Tune-Step')).toEqual(['grade']);
+    expect((await edits(repo)).find((e) => e.commit === signOff)?.status).toBe('reverted');
+    expect(() => repo.fsck()).not.toThrow();
+  });
+
   it('the grade reverts the edit that fixed nothing with a revert commit of its own, keeps the confirmed one; --keep --why keeps one on purpose, also when its revert would conflict', async () => {
     const repo = await desk(CASES, [['maxRuns', '3']]);
     const fixesRefund = await edit(repo, RUN1, { [MAIN]: `${MAIN_TEXT}- refund: refunds within 30 days\n` }, '## Refunds\n\nAims: refund');

@@ -1,4 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -10,6 +11,17 @@ import { fileURLToPath } from 'node:url';
  */
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const CLI = path.join(ROOT, 'dist/bin/git-tune.js');
+
+/**
+ * `git-tune` on the repository's PATH (a link to the built CLI in its .git),
+ * as an install puts it there: git's hooks run `git-tune hook …` from PATH.
+ */
+export function withCliOnPath(repo: { path: (...parts: string[]) => string; env: Record<string, string> }): void {
+  const bin = repo.path('.git', 'test-bin');
+  mkdirSync(bin, { recursive: true });
+  if (!existsSync(path.join(bin, 'git-tune'))) symlinkSync(CLI, path.join(bin, 'git-tune'));
+  repo.env.PATH = [bin, path.dirname(process.execPath), process.env.PATH].join(path.delimiter);
+}
 
 export interface CliResult {
   /** The exit code; -1 when a signal ended it. */

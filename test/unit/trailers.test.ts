@@ -42,6 +42,17 @@ describe('trailers: formatMessage / parseMessage', () => {
     expect(parsed.body).toBe('Tune-Step: run\nthis line is prose');
   });
 
+  it('reads trailers above a closing block of comment lines, as git does (a revert committed with --no-edit after a conflict)', () => {
+    const message = 'Revert "tune(desk): edit"\n\nThis reverts commit 1234.\n\nTune-Tuning: desk\nTune-Step: revert\n\n# Conflicts:\n#\tdesk/tone.md\n';
+    expect(messageTrailers(message)).toEqual([['Tune-Tuning', 'desk'], ['Tune-Step', 'revert']]);
+    expect(parseMessage(message)).toEqual({ subject: 'Revert "tune(desk): edit"', body: 'This reverts commit 1234.', trailers: [['Tune-Tuning', 'desk'], ['Tune-Step', 'revert']] });
+    // A comment right under the trailers closes the message too; one between trailers is no trailer; comments alone have none; without trailers the text stays whole.
+    expect(messageTrailers('s\n\nTune-Step: revert\n# note')).toEqual([['Tune-Step', 'revert']]);
+    expect(messageTrailers('s\n\nTune-Step: revert\n# note\nTune-Run: r1')).toEqual([]);
+    expect(messageTrailers('# only\n# comments\n')).toEqual([]);
+    expect(parseMessage('s\n\nprose\n\n# kept')).toEqual({ subject: 's', body: 'prose\n\n# kept', trailers: [] });
+  });
+
   it('never takes the subject as trailers', () => {
     expect(parseMessage('Tune-Step: run\n')).toEqual({ subject: 'Tune-Step: run', body: '', trailers: [] });
   });
