@@ -108,7 +108,12 @@ describe.concurrent('Ctrl-C and kills, as a terminal sends them', () => {
   it('Ctrl-C twice while the judge runs: no grade is recorded from a killed judge; the next auto grades to done', async () => {
     const repo = newRepo();
     const auto = startGroup(repo, ['auto', '--plain'], { SLOW_JUDGE_MS: '60000' });
-    await waitUntil(() => judges(repo).length === 1, 90_000, 'the judge');
+    await waitUntil(() => judges(repo).length === 1, 90_000, 'the judge').catch(async (err: Error) => {
+      // What auto did instead, for the report.
+      signalGroup(auto.pgid, 'SIGKILL');
+      const r = await auto.done;
+      throw new Error(`${err.message}; auto (exit ${r.code}) said: ${r.stdout.slice(-1500)}\n${r.stderr.slice(-1500)}`);
+    });
     const before = stepCommits(repo, 'tune/demo').length;
     signalGroup(auto.pgid, 'SIGINT');
     await sleep(200);
