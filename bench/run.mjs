@@ -225,7 +225,7 @@ log('warm calls at 100, 1,000 and 10,000 steps …');
   target('warm `next`: 10,000 commits ÷ 100 commits', ratio(W(s, 'next, warm, 10000'), W(s, 'next, warm, 100')), ratio(C(s, 'next, warm, 10000'), C(s, 'next, warm, 100')), 1.1);
   sections.push(`## Warm calls cost the same on any history
 
-The cache (\`.git/tune/<name>/cache/history.bin\`) is keyed by the branch tip, the blob ids of config.yaml and selection.json, and the build of the fold's code; \`next\`'s answer is kept per tip beside it (\`memo.json\`), so a warm call reads the cache's head and that answer, and neither the state nor the history.
+The cache (\`.git/tune/<name>/cache/history.bin\`) is keyed by the branch tip, the blob ids of config.yaml and selection.json, and the build of the fold's code; \`next\`'s answer is kept per tip beside it (\`memo.json\`), so a warm call reads that answer alone (\`dist/bin/next.cjs\`, before the program loads), and neither the state nor the history.
 
 ${table(['history', 'next, warm', 'CPU', '÷ warm at 100', 'CPU ÷'], SIZES.map((n) => [
     `${stepsOf(histories[n]).toLocaleString('en')} steps`, fmtMs(stats(W(s, `next, warm, ${n}`))), fmtCpu(C(s, `next, warm, ${n}`)),
