@@ -8,12 +8,18 @@ export async function listTunings(repo: GitRepo): Promise<string[]> {
   return refs.map((r) => parseBranchName(r.ref)).filter((n): n is string => n !== null);
 }
 
+/** The tuning named, or the one whose branch HEAD (`head`, a ref or null when detached) names; null when neither. */
+export function namedTuning(requested: string | undefined, head: string | null): { name: string; onBranch: boolean } | null {
+  const current = head ? parseBranchName(head) : null;
+  if (requested) return { name: requested, onBranch: current === requested };
+  return current ? { name: current, onBranch: true } : null;
+}
+
 /** The tuning named, or the one whose branch is checked out. */
 export async function resolveTuningName(repo: GitRepo, name?: string): Promise<{ name: string; onBranch: boolean }> {
   const head = await repo.headRef();
-  const current = head ? parseBranchName(head) : null;
-  if (name) return { name, onBranch: current === name };
-  if (current) return { name: current, onBranch: true };
+  const named = namedTuning(name, head);
+  if (named) return named;
   const all = await listTunings(repo);
   const hint = all.length === 1
     ? `git switch ${branchName(all[0]!)}`

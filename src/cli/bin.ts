@@ -35,9 +35,10 @@ async function start(args: readonly string[]): Promise<number> {
 async function answeredKept(args: readonly string[]): Promise<boolean> {
   let answered = false;
   try {
-    if (!mayHaveKept(args, process.cwd())) return false;
+    const opts = mayHaveKept(args, process.cwd());
+    if (!opts) return false;
     const kept = requireWithCodeCache(bundle('next.cjs'), GIT_TUNE_NEXT_HASH, 'next-kept', () => new Set(answered ? ['answer'] : [])) as typeof import('./next-kept.js');
-    answered = await kept.answerKept(args);
+    answered = await kept.answerKept(opts);
   } catch {
     return false;
   }

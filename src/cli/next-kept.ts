@@ -1,7 +1,7 @@
 import { writeSync } from 'node:fs';
 import { keptNext } from '../app/kept-next.js';
 import { asLines, ignoreClosedOutput } from './io.js';
-import { nextOptions } from './kept-gate.js';
+import type { NextOptions } from './kept-gate.js';
 import { nextText } from './render-next.js';
 
 /**
@@ -11,11 +11,10 @@ import { nextText } from './render-next.js';
  * `next`. A start that loads the program (its 1.5 MB bundle, commander and
  * the 28 commands) cost a warm `next` three times what answering does. What
  * it prints is what the program's `next` prints; false, having printed
- * nothing, when only the program can answer.
+ * nothing, when only the program can answer. `opts` as the entry's look
+ * read them (src/cli/kept-gate.ts).
  */
-export async function answerKept(args: readonly string[]): Promise<boolean> {
-  const opts = nextOptions(args);
-  if (!opts) return false;
+export async function answerKept(opts: NextOptions): Promise<boolean> {
   const step = await keptNext(process.cwd(), process.env, opts.tuning);
   if (!step) return false;
   writeOut(asLines(nextText(step, opts.json)));

@@ -128,6 +128,8 @@ describe.concurrent('git tune auto on a help desk that is not the example', () =
     // At done: no edit unconfirmed, nothing pending; git is clean.
     const status = JSON.parse(repo.tune(['status', '--json'], desk.env).stdout) as { edits: Array<{ commit: string; status: string }>; next: { kind: string } };
     expect(status.next.kind).toBe('done');
+    // `next` answered from what the tuning keeps for its tip (before the program loads) says what the program says.
+    expect(JSON.parse(repo.tune(['next', '--json'], desk.env).stdout)).toEqual(status.next);
     expect(status.edits.filter((e) => e.status === 'unconfirmed' || e.status === 'pending')).toEqual([]);
     expect(status.edits.find((e) => e.commit === edit.oid)!.status).toBe('reverted');
     expect(status.edits.find((e) => e.commit === memEdit.oid)!.status).toBe('confirmed');

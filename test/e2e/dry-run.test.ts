@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { CliResult } from '../helpers/cli.js';
 import { tuneInProcess } from '../helpers/in-process.js';
 import { TempRepo } from '../helpers/repo.js';
-import { RUNNER, RUNNER_CASES } from '../helpers/tuning.js';
+import { RUNNER, RUNNER_CASES, yamlCases } from '../helpers/tuning.js';
 
 /**
  * `--dry-run` on every command that writes steps: the step writer is told to
@@ -62,6 +62,23 @@ async function dryRun(repo: TempRepo, args: string[], env: Record<string, string
   return { text: text.stdout, plan };
 }
 
+/** The runner fixture's cases committed as cases.yaml. */
+function commitCases(repo: TempRepo): void {
+  repo.write({ 'cases.yaml': yamlCases(RUNNER_CASES) });
+  repo.git('add', 'cases.yaml');
+  repo.git('commit', '-q', '-m', 'the cases');
+}
+
+/** A repository with a tuning desk over the runner fixture's cases, selected (no hooks); `prompt` is its prose. */
+async function selectedDesk(prompt: string): Promise<TempRepo> {
+  const repo = TempRepo.create({ 'agents/prompt.md': prompt });
+  cleanup.push(() => repo.cleanup());
+  commitCases(repo);
+  await ok(repo, ['init', 'desk', '--prose', 'agents/**/*.md', '--runner', `node ${RUNNER}`, '--dataset', 'cases.yaml', '--no-hooks']);
+  await ok(repo, ['select']);
+  return repo;
+}
+
 const files = (plan: Plan, i = 0) => plan.commits[i]!.files.map((f) => f.path);
 
 describe('--dry-run: the commits a step would write, and nothing written', () => {
@@ -76,9 +93,7 @@ describe('--dry-run: the commits a step would write, and nothing written', () =>
   const settle = () => {
     if (existsSync(starts)) unlinkSync(starts);
   };
-  repo.write({ 'cases.yaml': RUNNER_CASES.map((c) => `- ${JSON.stringify(c)}`).join('\n') + '\n' });
-  repo.git('add', 'cases.yaml');
-  repo.git('commit', '-q', '-m', 'the cases');
+  commitCases(repo);
 
   it('walks the loop, each step planned before it is taken', { timeout: 120_000 }, async () => {
     const initArgs = ['init', 'desk', '--prose', 'agents/**/*.md', '--runner', `node ${RUNNER}`, '--dataset', 'cases.yaml'];
@@ -99,7 +114,7 @@ describe('--dry-run: the commits a step would write, and nothing written', () =>
     expect(existsSync(repo.path('.github'))).toBe(false);
 
     // dataset import: the dataset commit of the changed file.
-    repo.write({ 'more.yaml': [...RUNNER_CASES, { id: 'desk-bye', class: 'desk', input: 'Say goodbye', checks: [] }].map((c) => `- ${JSON.stringify(c)}`).join('\n') + '\n' });
+    repo.write({ 'more.yaml': yamlCases([...RUNNER_CASES, { id: 'desk-bye', class: 'desk', input: 'Say goodbye', checks: [] }]) });
     repo.git('add', 'more.yaml');
     repo.git('commit', '-q', '-m', 'more cases');
     const dataset = await dryRun(repo, ['dataset', 'import', 'more.yaml']);
@@ -191,13 +206,7 @@ describe('--dry-run: the commits a step would write, and nothing written', () =>
     const early = await tune(repo, ['final', '--dry-run']);
     expect(early.code).toBe(3);
     // A tuning whose every batch is behind it: the final check is due.
-    const done = TempRepo.create({ 'agents/prompt.md': 'Answer politely. Refunds within 30 days. Send a reset link.\n' });
-    cleanup.push(() => done.cleanup());
-    done.write({ 'cases.yaml': RUNNER_CASES.map((c) => `- ${JSON.stringify(c)}`).join('\n') + '\n' });
-    done.git('add', 'cases.yaml');
-    done.git('commit', '-q', '-m', 'the cases');
-    await ok(done, ['init', 'desk', '--prose', 'agents/**/*.md', '--runner', `node ${RUNNER}`, '--dataset', 'cases.yaml', '--no-hooks']);
-    await ok(done, ['select']);
+    const done = await selectedDesk('Answer politely. Refunds within 30 days. Send a reset link.\n');
     // Every case right from the start: each run is graded PASSED.
     let checkpoints = 0;
     for (let i = 0; i < 12; i++) {
@@ -242,13 +251,7 @@ describe('--dry-run: the commits a step would write, and nothing written', () =>
 
 describe('run --dry-run where a run tag is in the way', () => {
   it('says the tag would go aside and moves nothing; the real run moves it to refs/tune-abandoned', { timeout: 120_000 }, async () => {
-    const repo = TempRepo.create({ 'agents/prompt.md': 'Answer politely.\n' });
-    cleanup.push(() => repo.cleanup());
-    repo.write({ 'cases.yaml': RUNNER_CASES.map((c) => `- ${JSON.stringify(c)}`).join('\n') + '\n' });
-    repo.git('add', 'cases.yaml');
-    repo.git('commit', '-q', '-m', 'the cases');
-    await ok(repo, ['init', 'desk', '--prose', 'agents/**/*.md', '--runner', `node ${RUNNER}`, '--dataset', 'cases.yaml', '--no-hooks']);
-    await ok(repo, ['select']);
+    const repo = await selectedDesk('Answer politely.\n');
     await ok(repo, ['batch']);
     // A teammate's run of the same name, fetched but not merged: its tag is on a commit the branch does not hold.
     repo.git('switch', '-q', '-c', 'side');

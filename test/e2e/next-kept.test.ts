@@ -145,23 +145,23 @@ describe('the look before the kept answer\'s bundle loads', () => {
 
   it('finds the memo of the tuning checked out or named, from any folder of the working tree; nothing else passes', () => {
     const sub = repo.path('agents');
-    expect(mayHaveKept(['next'], repo.dir)).toBe(true);
-    expect(mayHaveKept(['next', '--json'], sub)).toBe(true);
-    expect(mayHaveKept(['next', '-t', 'desk'], repo.dir)).toBe(true);
-    expect(mayHaveKept(['next', '-t', 'other'], repo.dir)).toBe(false);
+    expect(mayHaveKept(['next'], repo.dir)).toEqual({ json: false, tuning: undefined });
+    expect(mayHaveKept(['next', '--json'], sub)).toEqual({ json: true, tuning: undefined });
+    expect(mayHaveKept(['next', '-t', 'desk'], repo.dir)).toEqual({ json: false, tuning: 'desk' });
+    expect(mayHaveKept(['next', '-t', 'other'], repo.dir)).toBeNull();
     // A name that is not one, even when the path it makes reaches the memo.
-    expect(mayHaveKept(['next', '-t', 'x/../desk'], repo.dir)).toBe(false);
-    expect(mayHaveKept(['status'], repo.dir)).toBe(false);
-    expect(mayHaveKept(['next', '--verbose'], repo.dir)).toBe(false);
+    expect(mayHaveKept(['next', '-t', 'x/../desk'], repo.dir)).toBeNull();
+    expect(mayHaveKept(['status'], repo.dir)).toBeNull();
+    expect(mayHaveKept(['next', '--verbose'], repo.dir)).toBeNull();
     repo.git('switch', '-q', 'main');
-    expect(mayHaveKept(['next'], repo.dir)).toBe(false);
-    expect(mayHaveKept(['next', '--tuning=desk'], repo.dir)).toBe(true);
+    expect(mayHaveKept(['next'], repo.dir)).toBeNull();
+    expect(mayHaveKept(['next', '--tuning=desk'], repo.dir)).toEqual({ json: false, tuning: 'desk' });
     repo.git('switch', '-q', 'tune/desk');
     rmSync(repo.path('.git/tune/desk/cache/memo.json'));
-    expect(mayHaveKept(['next'], repo.dir)).toBe(false);
+    expect(mayHaveKept(['next'], repo.dir)).toBeNull();
     const outside = mkdtempSync(path.join(os.tmpdir(), 'git-tune-norepo-'));
     try {
-      expect(mayHaveKept(['next'], outside)).toBe(false);
+      expect(mayHaveKept(['next'], outside)).toBeNull();
     } finally {
       rmSync(outside, { recursive: true, force: true });
     }
