@@ -77,9 +77,11 @@ export async function listAbandoned(repo: GitRepo, tuning: string): Promise<Aban
 /** How many first-parent commits from `from` are off the branch (stopping at the first on it). */
 async function stepsOff(repo: GitRepo, from: string, onBranch: ReadonlySet<string>): Promise<number> {
   let n = 0;
-  for await (const c of repo.firstParentLog(from, { short: true })) {
-    if (onBranch.has(c.oid) || n >= 100_000) break;
-    n++;
+  for await (const page of repo.firstParentLog(from, { short: true })) {
+    for (const c of page) {
+      if (onBranch.has(c.oid) || n >= 100_000) return n;
+      n++;
+    }
   }
   return n;
 }

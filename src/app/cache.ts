@@ -215,24 +215,26 @@ export async function walkHistory(
   const hand: HistoryCommit[] = [];
   const parents = new Map<string, string | undefined>();
   let reached: 'init' | 'stop' | null = null;
-  for await (const entry of repo.firstParentLog(tip, { short: stop !== null })) {
+  walk: for await (const page of repo.firstParentLog(tip, { short: stop !== null })) {
     if (cancel.cancelled) throw new Error('walk cancelled');
-    if (entry.oid === stop) {
-      reached = 'stop';
-      break;
-    }
-    // Parsed once: the fold takes the step from here.
-    const step = parseStep(entry.message);
-    const commit: HistoryCommit = { oid: entry.oid, message: entry.message, step };
-    out.push(commit);
-    if (step?.tuning === name && step.step === 'init') {
-      reached = 'init';
-      break;
-    }
-    // A note too: the hooks' trailers on an amended step (src/core/rewritten.ts) are told by the files it changed.
-    if (step === null || step.tuning !== name || step.step === 'note') {
-      hand.push(commit);
-      parents.set(entry.oid, entry.parents[0]);
+    for (const entry of page) {
+      if (entry.oid === stop) {
+        reached = 'stop';
+        break walk;
+      }
+      // Parsed once: the fold takes the step from here.
+      const step = parseStep(entry.message);
+      const commit: HistoryCommit = { oid: entry.oid, message: entry.message, step };
+      out.push(commit);
+      if (step?.tuning === name && step.step === 'init') {
+        reached = 'init';
+        break walk;
+      }
+      // A note too: the hooks' trailers on an amended step (src/core/rewritten.ts) are told by the files it changed.
+      if (step === null || step.tuning !== name || step.step === 'note') {
+        hand.push(commit);
+        parents.set(entry.oid, entry.parents[0]);
+      }
     }
   }
   if (reached === null) {

@@ -107,7 +107,7 @@ export class IsoGitRepo extends NativeCommands implements GitRepo {
     return { oid, tree: commit.tree, parents: commit.parent, message: commit.message };
   }
 
-  async *firstParentLog(tip: string): AsyncIterable<LogEntry> {
+  async *firstParentLog(tip: string): AsyncIterable<readonly LogEntry[]> {
     let oid: string | undefined = tip;
     while (oid) {
       let commit: CommitInfo;
@@ -118,7 +118,7 @@ export class IsoGitRepo extends NativeCommands implements GitRepo {
         if (oid !== tip && (err as { code?: string }).code === 'NotFoundError' && (await this.isShallow())) return;
         throw err;
       }
-      yield { oid, parents: commit.parents, message: commit.message };
+      yield [{ oid, parents: commit.parents, message: commit.message }];
       oid = commit.parents[0];
     }
   }

@@ -120,7 +120,7 @@ export class NativeGitRepo extends NativeCommands implements GitRepo {
    * walk stops at the cached tip one or two commits down: no process to
    * start), the rest as one streamed rev-list; a long one is all rev-list.
    */
-  async *firstParentLog(tip: string, opts: { short?: boolean } = {}): AsyncIterable<LogEntry> {
+  async *firstParentLog(tip: string, opts: { short?: boolean } = {}): AsyncIterable<readonly LogEntry[]> {
     let oid: string | undefined = tip;
     for (let i = 0; i < (opts.short ? FIRST_BY_CAT_FILE : 0) && oid; i++) {
       let commit: CommitInfo;
@@ -131,13 +131,14 @@ export class NativeGitRepo extends NativeCommands implements GitRepo {
         if (oid !== tip && (err as TuneError).code === 'object-missing' && (await this.isShallow())) return;
         throw err;
       }
-      yield { oid, parents: commit.parents, message: commit.message };
+      yield [{ oid, parents: commit.parents, message: commit.message }];
       oid = commit.parents[0];
     }
     if (oid) yield* this.revList(oid);
   }
 
-  private async *revList(tip: string): AsyncIterable<LogEntry> {
+  /** One page per chunk git wrote. */
+  private async *revList(tip: string): AsyncIterable<LogEntry[]> {
     // rev-list is plumbing: no pager, colour or signature display from the user's config.
     const args = [...this.base, 'rev-list', '--first-parent', '--format=%P%x00%B%x00', tip, '--'];
     const child = spawn('git', args, { cwd: this.dir, env: gitEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
@@ -158,6 +159,7 @@ export class NativeGitRepo extends NativeCommands implements GitRepo {
       for (let chunk = await output.next(); chunk !== null; chunk = await output.next()) {
         text = text.length === 0 ? decoder.write(chunk) : text + decoder.write(chunk);
         let pos = 0;
+        const page: LogEntry[] = [];
         // One record: "commit <oid>\n<parents>\0<message>\0\n"; a message holds no NUL.
         for (;;) {
           const nl = text.indexOf('\n', pos);
@@ -170,9 +172,10 @@ export class NativeGitRepo extends NativeCommands implements GitRepo {
           const parents = z1 === nl + 1 ? [] : text.slice(nl + 1, z1).split(' ');
           const message = normalizeMessage(text.slice(z1 + 1, z2));
           pos = z2 + 2;
-          yield { oid, parents, message };
+          page.push({ oid, parents, message });
         }
         text = text.slice(pos);
+        if (page.length > 0) yield page;
       }
       done = true;
       const code = await closed;

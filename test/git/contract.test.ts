@@ -25,11 +25,14 @@ const open = (name: 'iso' | 'native', dir: string): Repo => BACKENDS.find(([n]) 
 const at = (timestamp: number, timezoneOffset = 0) => ({ name: 'Tune Tester', email: 'tester@example.com', timestamp, timezoneOffset });
 const person = at(1767225600);
 
-async function collect<T>(it: AsyncIterable<T>, limit = Infinity): Promise<T[]> {
+/** The entries of a paged walk, the first `limit` of them (stopping the walk there). */
+async function collect<T>(pages: AsyncIterable<readonly T[]>, limit = Infinity): Promise<T[]> {
   const out: T[] = [];
-  for await (const x of it) {
-    out.push(x);
-    if (out.length >= limit) break;
+  for await (const page of pages) {
+    for (const x of page) {
+      out.push(x);
+      if (out.length >= limit) return out;
+    }
   }
   return out;
 }

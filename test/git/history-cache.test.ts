@@ -29,16 +29,19 @@ const CONFIG = (prose: string) => `prose:\n  - '${prose}'\nrunner:\n  command: [
 type Repo = InstanceType<typeof NativeGitRepo> | InstanceType<typeof IsoGitRepo>;
 type Change = { content: string } | null;
 
-/** Counts what a load reads of git: walked commits and changed-path diffs. */
+/** Counts what a load takes from git: walked commits and changed-path diffs. */
 function counting(repo: Repo) {
   const seen = { walked: 0, diffs: 0 };
   const proxy = new Proxy(repo, {
     get(target, key, receiver) {
       if (key === 'firstParentLog') {
-        return async function* (tip: string) {
-          for await (const entry of target.firstParentLog(tip)) {
-            seen.walked++;
-            yield entry;
+        // Counted as the load takes them: how far it walked, not how far a page read ahead.
+        return async function* (tip: string, opts?: { short?: boolean }) {
+          for await (const page of target.firstParentLog(tip, opts)) {
+            for (const entry of page) {
+              seen.walked++;
+              yield [entry];
+            }
           }
         };
       }
