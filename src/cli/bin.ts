@@ -9,7 +9,7 @@ import { codePathsTaken } from '../code-paths.js';
 import { requireWithCodeCache } from './code-cache.js';
 import { commandWord } from './command-word.js';
 import { mayHaveKept } from './kept-gate.js';
-import { answeredVersion, ignoreClosedOutput } from './io.js';
+import { answeredVersion } from './io.js';
 import { exitWhenSettled } from '../run/exit-when-settled.js';
 
 /** The content hashes of cli.cjs and next.cjs, set by the bundler (it builds them first). */
@@ -21,8 +21,6 @@ const bundle = (name: string) => fileURLToPath(new URL(`./${name}`, import.meta.
 async function start(args: readonly string[]): Promise<number> {
   const command = commandWord(args) ?? 'help';
   if (command === 'next' && (await answeredKept(args))) return 0;
-  // After the kept answer, which writes to fd 1 itself: making the streams costs a start ~2.5 ms.
-  ignoreClosedOutput();
   const program = requireWithCodeCache(bundle('cli.cjs'), GIT_TUNE_PROGRAM_HASH, command, codePathsTaken) as typeof import('./program.js');
   return program.main(process.argv);
 }

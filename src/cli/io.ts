@@ -1,3 +1,5 @@
+import { writeSync } from 'node:fs';
+import { isatty } from 'node:tty';
 import { packageVersion } from '../app/version.js';
 import type { Env } from '../git/identity.js';
 
@@ -31,34 +33,60 @@ export function processIO(): CommandIO {
     env: process.env,
     now: new Date(),
     clock: () => new Date(),
-    out: (text) => process.stdout.write(asLines(text)),
-    err: (text) => process.stderr.write(asLines(text)),
-    isTTY: Boolean(process.stdout.isTTY) && !process.env.NO_COLOR,
+    out: (text) => writeStdout(asLines(text)),
+    err: (text) => writeStderr(asLines(text)),
+    isTTY: isatty(1) && !process.env.NO_COLOR,
   };
 }
 
 /** `--version` alone answers before commander and the program load (BENCHMARKS.md: start-up). */
 export function answeredVersion(args: readonly string[]): boolean {
   if (args.length !== 1 || (args[0] !== '--version' && args[0] !== '-V')) return false;
-  ignoreClosedOutput();
-  process.stdout.write(`${packageVersion()}\n`);
+  writeStdout(`${packageVersion()}\n`);
   return true;
 }
 
 /**
- * A reader that stops early (`git tune log | head`) closes our stdout: the
- * command goes on to its end, writing nothing more there (a step is never
- * cut short because its narration lost its reader), instead of dying on
- * EPIPE with a stack trace. The entries call it once, before anything
- * writes to the streams.
+ * What the program writes to stdout (fd 1) and stderr (fd 2), in order,
+ * written to the file descriptor itself: process.stdout and process.stderr
+ * are streams, and making them was ~3-6 ms of every start (a cold `next`,
+ * measured interleaved). A reader that stops early (`git tune log | head`)
+ * closes the output: the command goes on to its end, writing nothing more
+ * there (a step is never cut short because its narration lost its reader),
+ * instead of dying on EPIPE with a stack trace. An output that would block (a
+ * non-blocking pipe that is full) takes the rest, and every later write,
+ * through the stream, which waits for it.
  */
-export function ignoreClosedOutput(): void {
-  for (const stream of [process.stdout, process.stderr]) {
-    stream.on('error', (err: NodeJS.ErrnoException) => {
-      if (err.code !== 'EPIPE' && err.code !== 'ERR_STREAM_DESTROYED') throw err;
-    });
-  }
+function fdOutput(fd: 1 | 2): (text: string) => void {
+  let closed = false;
+  let stream: NodeJS.WriteStream | null = null;
+  return (text) => {
+    if (closed) return;
+    if (stream) {
+      stream.write(text);
+      return;
+    }
+    let rest = Buffer.from(text);
+    try {
+      while (rest.length > 0) rest = rest.subarray(writeSync(fd, rest));
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EPIPE') {
+        closed = true;
+        return;
+      }
+      if (code !== 'EAGAIN') throw err;
+      stream = fd === 1 ? process.stdout : process.stderr;
+      stream.on('error', (e: NodeJS.ErrnoException) => {
+        if (e.code !== 'EPIPE' && e.code !== 'ERR_STREAM_DESTROYED') throw e;
+      });
+      stream.write(rest);
+    }
+  };
 }
+
+export const writeStdout = fdOutput(1);
+export const writeStderr = fdOutput(2);
 
 export function printJson(io: CommandIO, value: unknown): void {
   io.out(jsonText(value));

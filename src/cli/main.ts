@@ -2,9 +2,8 @@
 // The module-by-module entry (dist/cli/main.js), for debugging: the shipped
 // one is bin.ts. The program itself lives in program.ts, so `git tune auto`
 // can run commands in-process without importing an entry point.
-import { answeredVersion, ignoreClosedOutput } from './io.js';
+import { answeredVersion } from './io.js';
 
-ignoreClosedOutput();
 if (!answeredVersion(process.argv.slice(2))) {
   const { main } = await import('./program.js');
   process.exitCode = await main(process.argv);

@@ -1,6 +1,5 @@
-import { writeSync } from 'node:fs';
 import { keptNext } from '../app/kept-next.js';
-import { asLines, ignoreClosedOutput } from './io.js';
+import { asLines, writeStdout } from './io.js';
 import type { NextOptions } from './kept-gate.js';
 import { nextText } from './render-next.js';
 
@@ -17,25 +16,6 @@ import { nextText } from './render-next.js';
 export async function answerKept(opts: NextOptions): Promise<boolean> {
   const step = await keptNext(process.cwd(), process.env, opts.tuning);
   if (!step) return false;
-  writeOut(asLines(nextText(step, opts.json)));
+  writeStdout(asLines(nextText(step, opts.json)));
   return true;
-}
-
-/**
- * Written to fd 1 directly: process.stdout, a stream, costs a start ~2.5 ms
- * to make. A reader that closed early (`| head`) ends the writing quietly,
- * as for every command (`ignoreClosedOutput`); a non-blocking pipe that is
- * full takes the rest through the stream, which waits for it.
- */
-function writeOut(text: string): void {
-  let rest = Buffer.from(text);
-  try {
-    while (rest.length > 0) rest = rest.subarray(writeSync(1, rest));
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EPIPE') return;
-    if (code !== 'EAGAIN') throw err;
-    ignoreClosedOutput();
-    process.stdout.write(rest);
-  }
 }

@@ -3,7 +3,7 @@ import { EXIT, exitCodesHelp, TuneError } from '../errors.js';
 import { diskFullError } from '../git/disk-full.js';
 import { addExamples } from './examples.js';
 import { commandWord } from './command-word.js';
-import type { CommandIO } from './io.js';
+import { writeStderr, writeStdout, type CommandIO } from './io.js';
 import { packageVersion } from '../app/version.js';
 import { currentNestedIO, setNestedIO } from './command.js';
 import * as auto from './commands/auto.js';
@@ -77,7 +77,9 @@ ${exitCodesHelp()}`)
     .configureHelp({ sortSubcommands: false })
     // main() turns `help memory candidate` into `memory candidate --help`: commander's own looks one word deep.
     .helpCommand('help [command...]', 'print the help of a command (`help run`, `help memory candidate`)')
-    // Before any subcommand is added, so they inherit it: usage errors exit 2, not 1.
+    // Before any subcommand is added, so they inherit them: usage errors exit 2, not 1; help and usage
+    // errors are written as every output is (src/cli/io.ts: a reader that stops early ends it quietly).
+    .configureOutput({ writeOut: writeStdout, writeErr: writeStderr })
     .exitOverride();
 
   for (const [command] of invoked ? [invoked] : COMMANDS) command.register(program);
@@ -89,8 +91,8 @@ function printError(thrown: unknown, debug: boolean, wantsJson: boolean): number
   // A full disk (ENOSPC, EDQUOT) from anywhere, however wrapped, is exit 7 and names the file system, never "unexpected".
   const err = diskFullError(thrown) ?? thrown;
   const io = currentNestedIO()?.();
-  const stdout = (text: string) => (io ? io.out(text) : process.stdout.write(text));
-  const stderr = (text: string) => (io ? io.err(text) : process.stderr.write(text));
+  const stdout = (text: string) => (io ? io.out(text) : writeStdout(text));
+  const stderr = (text: string) => (io ? io.err(text) : writeStderr(text));
   if (err instanceof TuneError) {
     if (wantsJson) {
       stdout(`${JSON.stringify({ error: { code: err.code, message: err.message, hint: err.hint ?? null, details: err.details } }, null, 2)}\n`);

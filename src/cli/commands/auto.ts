@@ -1,6 +1,7 @@
 import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
+import { isatty } from 'node:tty';
 import type { AllResult, AutoOptions, AutoResult, AutoSession } from '../../app/auto.js';
 import type { FleetAutoResult } from '../../app/auto-fleet.js';
 import { Plan } from '../../app/plan.js';
@@ -8,7 +9,7 @@ import { EXIT, usageError } from '../../errors.js';
 import { killAll } from '../../run/process.js';
 import { act, dryRunOpt, json, tuningOpt } from '../command.js';
 import { createFleetView, createLiveView, type LiveView } from '../live.js';
-import { printJson, table, type CommandIO } from '../io.js';
+import { printJson, table, writeStderr, type CommandIO } from '../io.js';
 import { nextAfter } from './next.js';
 
 export function register(program: CommandUnknownOpts): void {
@@ -64,8 +65,13 @@ export interface AutoCommandOptions {
 
 /** The live view on stderr: redrawn in place on a terminal, plain lines otherwise (stdout is data, stderr is narration). */
 export function autoView(io: CommandIO, title: string, plain: boolean): LiveView {
-  const tty = !plain && Boolean(process.stderr.isTTY) && !io.env.NO_COLOR && io.env.TERM !== 'dumb';
-  return createLiveView({ title, write: (s) => process.stderr.write(s), tty, columns: () => process.stderr.columns || 100, clock: io.clock });
+  return createLiveView({ title, ...onStderr(io, plain) });
+}
+
+/** Where a live view writes: stderr, in order with the command's other narration (io.err); redrawn only on a terminal. */
+function onStderr(io: CommandIO, plain: boolean) {
+  const tty = !plain && isatty(2) && !io.env.NO_COLOR && io.env.TERM !== 'dumb';
+  return { write: writeStderr, tty, columns: () => process.stderr.columns || 100, clock: io.clock };
 }
 
 export interface CliOutcome {
@@ -202,9 +208,7 @@ async function runFleet(io: CommandIO, opts: AutoCommandOptions, fleet: string, 
     import('../../app/auto-fleet.js'), import('../../git/open.js'), import('../../app/fleet.js'), import('../../core/fleet.js'),
   ]);
   const members = await requireFleet(await openRepo(io.cwd), fleet);
-  const tty = !opts.plain && Boolean(process.stderr.isTTY) && !io.env.NO_COLOR && io.env.TERM !== 'dumb';
-  const view = createFleetView({ title: `git tune auto --fleet ${fleet}`, write: (s) => process.stderr.write(s), tty, columns: () => process.stderr.columns || 100, clock: io.clock },
-    members.map((m) => m.target));
+  const view = createFleetView({ title: `git tune auto --fleet ${fleet}`, ...onStderr(io, opts.plain ?? false) }, members.map((m) => m.target));
   const release = interruptAuto(session, (line) => view.log(line));
   let result: FleetAutoResult;
   try {
