@@ -160,10 +160,10 @@ describe.concurrent('git tune auto on a help desk that is not the example', () =
       expect((await auto.done).signal).toBe('SIGKILL');
     }
     const until = await start(desk, ['auto', '--until', 'final']).done;
-    expect(until.code, until.stderr.slice(-2000)).toBe(0);
+    expect(until.code, `${until.stdout}\n${until.stderr.slice(-2000)}`).toBe(0);
     expect(until.stdout).toMatch(/^desk: until: stopped before the final check/);
     const last = await start(desk, ['auto']).done;
-    expect(last.code, last.stderr.slice(-2000)).toBe(0);
+    expect(last.code, `${last.stdout}\n${last.stderr.slice(-2000)}`).toBe(0);
     expect(last.stdout).toMatch(/^desk: done: the final check is VERIFIED/);
     const { desk: ref } = await uninterrupted();
     expect(story(history(desk.repo))).toEqual(story(history(ref.repo)));
