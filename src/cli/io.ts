@@ -49,8 +49,10 @@ export function answeredVersion(args: readonly string[]): boolean {
 /**
  * What the program writes to stdout (fd 1) and stderr (fd 2), in order,
  * written to the file descriptor itself: process.stdout and process.stderr
- * are streams, and making them was ~3-6 ms of every start (a cold `next`,
- * measured interleaved). A reader that stops early (`git tune log | head`)
+ * are streams, and making stdout cost a start ~1.5 ms on a pipe (stderr is
+ * made anyway once a child process ran: net's socket teardown reads it). The
+ * commands' io, commander's help and usage errors, auto's live views and the
+ * kept `next` all write here. A reader that stops early (`git tune log | head`)
  * closes the output: the command goes on to its end, writing nothing more
  * there (a step is never cut short because its narration lost its reader),
  * instead of dying on EPIPE with a stack trace. An output that would block (a
