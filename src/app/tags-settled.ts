@@ -1,7 +1,6 @@
 import { promises as fs } from 'node:fs';
-import path from 'node:path';
 import { localPath } from '../core/paths.js';
-import { writeFileAtomic } from '../git/lockfile.js';
+import { writeCacheFile } from './tip-memo.js';
 
 /**
  * The note that a tuning's run tags are settled for a branch tip
@@ -33,7 +32,5 @@ export async function carryTagsSettled(gitdir: string, tuning: string, from: str
 
 /** Notes that the run tags are settled for `tip`. */
 export async function markTagsSettled(gitdir: string, tuning: string, tip: string): Promise<void> {
-  const marker = markerOf(gitdir, tuning);
-  await fs.mkdir(path.dirname(marker), { recursive: true }).catch(() => undefined);
-  await writeFileAtomic(marker, `${tip}\n`).catch(() => undefined);
+  writeCacheFile(markerOf(gitdir, tuning), `${tip}\n`);
 }

@@ -20,7 +20,6 @@ export const FORMAT = 5;
 /** The keys of the kept decisions: `next`'s answer (src/app/decide.ts), read back by the warm `next` (src/app/kept-next.ts). */
 export const MEMO = { next: 'next' } as const;
 
-
 /**
  * Set by the bundler (scripts/bundle.mjs) in the shipped CLI: a hash of the
  * bundle's own text, so a rebuild that changes any of its code changes it.
@@ -72,16 +71,25 @@ export function memoAt(gitdir: string, tuning: string, tip: string): <T>(key: st
     if (key in values) return values[key] as T;
     const value = compute();
     values[key] = value;
-    const tmp = tempFileFor(file);
-    try {
-      mkdirSync(path.dirname(file), { recursive: true });
-      writeFileSync(tmp, JSON.stringify({ code, tip, values }));
-      renameSync(tmp, file);
-    } catch {
-      rmSync(tmp, { force: true });
-    }
+    writeCacheFile(file, JSON.stringify({ code, tip, values }));
     return value;
   };
+}
+
+/**
+ * Writes a file of `.git/tune/<name>/cache/` whole or not at all (renamed
+ * into place), not synced: a cache cut short by a crash is read as none and
+ * made again. One that cannot be written only costs speed.
+ */
+export function writeCacheFile(file: string, text: string): void {
+  const tmp = tempFileFor(file);
+  try {
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(tmp, text);
+    renameSync(tmp, file);
+  } catch {
+    rmSync(tmp, { force: true });
+  }
 }
 
 /** The values kept for `tip` by this build; none when the file is missing, unreadable, or of another tip or build. */

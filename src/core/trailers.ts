@@ -32,11 +32,9 @@ export function formatMessage(message: CommitMessage): string {
 export function parseMessage(text: string): CommitMessage {
   // Split at the last blank line only: a step's message is read on every walk
   // of a long history, and only its last paragraph can hold trailers.
-  const normalized = trimNewlines(text.includes('\r') ? text.replace(/\r\n/g, '\n') : text);
-  const view = withoutClosingComments(normalized);
-  const cut = view.lastIndexOf('\n\n');
+  const normalized = normalize(text);
+  const { view, cut, trailers } = lastParagraph(normalized);
   if (cut < 0) return { subject: normalized.trim(), body: '', trailers: [] };
-  const trailers = trailerLines(view.slice(cut + 2));
   const rest = trailers === null ? normalized : trimNewlines(view.slice(0, cut));
   const first = rest.search(/\n{2,}/);
   const subject = (first < 0 ? rest : rest.slice(0, first)).trim();
@@ -46,9 +44,21 @@ export function parseMessage(text: string): CommitMessage {
 
 /** Only the trailers of a message (what reading a step needs): parseMessage's, without its subject and body. */
 export function messageTrailers(text: string): Trailer[] {
-  const view = withoutClosingComments(trimNewlines(text.includes('\r') ? text.replace(/\r\n/g, '\n') : text));
+  return lastParagraph(normalize(text)).trailers ?? [];
+}
+
+/** A message with LF line ends and no newlines at its end. */
+const normalize = (text: string): string => trimNewlines(text.includes('\r') ? text.replace(/\r\n/g, '\n') : text);
+
+/**
+ * Where a normalized message's trailers are: its last paragraph above any
+ * closing comment lines (`view`, cut at `cut`, -1 when it has one paragraph),
+ * and the trailers there, null when one of its lines is no trailer.
+ */
+function lastParagraph(normalized: string): { view: string; cut: number; trailers: Trailer[] | null } {
+  const view = withoutClosingComments(normalized);
   const cut = view.lastIndexOf('\n\n');
-  return cut < 0 ? [] : (trailerLines(view.slice(cut + 2)) ?? []);
+  return { view, cut, trailers: cut < 0 ? null : trailerLines(view.slice(cut + 2)) };
 }
 
 /**

@@ -1,8 +1,6 @@
 import { chooseBackend, findRepo } from './find-repo.js';
 import type { GitRepo } from './types.js';
 
-export { chooseBackend, gitOnPath } from './find-repo.js';
-
 /**
  * Finds the repository that holds `cwd` and opens it behind our interface,
  * on the backend `chooseBackend` picks. Each backend is imported only when

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TempRepo } from '../helpers/repo.js';
 import { IsoGitRepo } from '../../src/git/iso.js';
 import { NativeGitRepo } from '../../src/git/native-repo.js';
-import { chooseBackend } from '../../src/git/open.js';
+import { chooseBackend } from '../../src/git/find-repo.js';
 import { initRepo } from '../../src/git/init.js';
 
 /**
