@@ -1,6 +1,6 @@
 import {
   abandonedLogsRef, abandonedRecordRef, abandonedRoot, abandonedTagRef, abandonedTipRef,
-  formatAbandonRecord, parseAbandonedRef, parseAbandonRecord, tagsOffTheBranch,
+  formatAbandonRecord, parseAbandonedRef, parseAbandonRecord, tagsMatchRuns, tagsOffTheBranch,
   type AbandonedRun, type AbandonRecord,
 } from '../core/abandoned.js';
 import type { RunState } from '../core/fold.js';
@@ -214,17 +214,41 @@ export interface TuningView {
 const runCommitOf = (view: TuningView) => (run: string) => view.runs.get(run)?.runOid ?? null;
 
 /**
+ * What a command's start first knows of the run tags, looked at as soon as
+ * the tip is read (`startTuning` looks while the history is read, so git
+ * lists the tags on its own core): 'settled' when they were settled at this
+ * tip, else the tags as they are now.
+ */
+export type RunTagLook = Promise<AbandonedRun[] | 'settled'>;
+
+export function lookAtRunTags(repo: GitRepo, name: string, tip: string): RunTagLook {
+  const look = (async (): RunTagLook => ((await tagsSettledAt(repo.gitdir, name, tip)) ? 'settled' : runTags(repo, name)))();
+  look.catch(() => {}); // awaited by settleRunTags, which may come after it failed
+  return look;
+}
+
+/**
  * Where a command starts: once per branch tip, run tags off the branch are
  * moved aside (those a remote-tracking branch holds stay: they are moved
  * only when a new run needs the name), and kept tags of runs the branch
  * holds again are put back. Returns what it did, as notices.
  */
-export async function settleRunTags(view: TuningView, ctx: WriteCtx): Promise<string[]> {
+export async function settleRunTags(view: TuningView, ctx: WriteCtx, look: RunTagLook = lookAtRunTags(view.repo, view.name, view.tip)): Promise<string[]> {
   const { repo, name, tip } = view;
-  if (await tagsSettledAt(repo.gitdir, name, tip)) return [];
+  const looked = await look;
+  if (looked === 'settled') return [];
   // Under the tool lock, at the tip read: a step being written (its branch moved, its tags not yet) is never raced.
-  const settled = await tryToolLock(repo.gitdir, name, 'git tune (settling run tags)', async () =>
-    ((await repo.resolveRef(branchRef(name))) === tip ? settleLocked(view, ctx) : null));
+  // Tags that agreed with the runs when looked at still do: every git-tune command that moves tags holds this lock,
+  // and one that moved them since the look moved the branch too (an undo), which then is no longer at the tip
+  // (unless put back to it within these milliseconds; the settle at the next tip would then put the tags back).
+  const settled = await tryToolLock(repo.gitdir, name, 'git tune (settling run tags)', async () => {
+    if ((await repo.resolveRef(branchRef(name))) !== tip) return null;
+    if (tagsMatchRuns(looked, view.runs)) {
+      await markTagsSettled(repo.gitdir, name, tip);
+      return [];
+    }
+    return settleLocked(view, ctx);
+  });
   return settled ?? [];
 }
 

@@ -14,7 +14,7 @@ import { openRepo } from '../git/open.js';
 import { recordGroupsIn } from '../run/groups.js';
 import type { GitRepo } from '../git/types.js';
 import { dropParsed, markProse, readTuningHistory, walkHistory, type TipFiles } from './cache.js';
-import { settleRunTags, viewOf } from './abandon.js';
+import { lookAtRunTags, settleRunTags, viewOf, type RunTagLook } from './abandon.js';
 import { finishInterruptedSteps } from './recover.js';
 import type { Env } from '../git/identity.js';
 
@@ -80,11 +80,13 @@ export async function openTuning(cwd: string, name?: string): Promise<Tuning> {
  */
 export async function startTuning(repo: GitRepo, name?: string, ctx: { env: Env; now: Date } = { env: process.env, now: new Date() }): Promise<Tuning> {
   const finished = await finishInterruptedSteps(repo);
-  const tuning = await loadTuning(repo, name);
+  // Run tags of steps a rewrite abandoned go aside, once per tip (src/app/abandon.ts); it never stops the command.
+  // They are looked at as soon as the tip is known: git lists them while the history is read.
+  let look: RunTagLook | undefined;
+  const tuning = await loadTuning(repo, name, (at, tip) => (look = lookAtRunTags(repo, at, tip)));
   // The runners, judges and editors this command starts are recorded, so a command after a kill of this one ends them (src/run/groups.ts).
   recordGroupsIn(localPath(repo.gitdir, tuning.name, 'groups'), await currentHolder('git tune'));
-  // Run tags of steps a rewrite abandoned go aside, once per tip (src/app/abandon.ts); it never stops the command.
-  const settled = await settleRunTags(viewOf(tuning), ctx).catch((err: Error) => [`run tags of abandoned steps were not moved aside: ${err.message}`]);
+  const settled = await settleRunTags(viewOf(tuning), ctx, look).catch((err: Error) => [`run tags of abandoned steps were not moved aside: ${err.message}`]);
   const notices = [...finished, ...settled];
   if (notices.length > 0) tuning.notices = notices;
   return tuning;
@@ -96,7 +98,7 @@ export function reloadTuning(tuning: Pick<Tuning, 'repo' | 'name'>): Promise<Tun
 }
 
 /** Reads a tuning; writes nothing (a command's start recovers first: `startTuning`). */
-export async function loadTuning(repo: GitRepo, requested?: string): Promise<Tuning> {
+export async function loadTuning(repo: GitRepo, requested?: string, atTip?: (name: string, tip: string) => void): Promise<Tuning> {
   const { name, onBranch } = await resolveTuningName(repo, requested);
   const ref = branchRef(name);
   const tip = await repo.resolveRef(ref);
@@ -104,16 +106,19 @@ export async function loadTuning(repo: GitRepo, requested?: string): Promise<Tun
     throw usageError('no-such-tuning', `there is no tuning ${name} (no branch ${branchName(name)})`,
       `git tune init ${name} --prose '<glob>'`);
   }
+  atTip?.(name, tip);
   const dir = tuningDir(name);
   // The history, its fold and the parsed tip files come from the cache when it
   // holds this tip (src/app/cache.ts); the YAML parser loads only when it does not.
   const history = await readTuningHistory(
     repo, name, tip,
-    async () => ({
-      configText: await readText(repo, tip, configPath(dir)),
-      selectionText: await readText(repo, tip, selectionPath(dir)),
-      readmeText: await readText(repo, tip, readmePath(dir)),
-    }),
+    async () => {
+      // Asked at once: the three reach git's cat-file in one write.
+      const [configText, selectionText, readmeText] = await Promise.all([
+        readText(repo, tip, configPath(dir)), readText(repo, tip, selectionPath(dir)), readText(repo, tip, readmePath(dir)),
+      ]);
+      return { configText, selectionText, readmeText };
+    },
     async (files: TipFiles) => {
       const { parseConfig } = await import('./config-file.js');
       const { selectionSchema } = await import('../contracts/files.js');

@@ -89,3 +89,14 @@ export function parseAbandonRecord(message: string): AbandonRecord | null {
 export function tagsOffTheBranch(tags: readonly AbandonedRun[], runCommit: (run: string) => string | null): AbandonedRun[] {
   return tags.filter((t) => runCommit(t.run) !== t.commit);
 }
+
+/**
+ * Whether the run tags agree with the branch's runs as they are: every tag on
+ * its run's commit, every run commit tagged. Then there is nothing to settle.
+ */
+export function tagsMatchRuns(tags: readonly AbandonedRun[], runs: ReadonlyMap<string, { runOid: string | null }>): boolean {
+  if (tagsOffTheBranch(tags, (run) => runs.get(run)?.runOid ?? null).length > 0) return false;
+  const tagged = new Set(tags.map((t) => t.run));
+  for (const [run, r] of runs) if (r.runOid && !tagged.has(run)) return false;
+  return true;
+}

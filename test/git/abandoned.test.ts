@@ -1,6 +1,9 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { listAbandoned, makeWayForRun, settleRunTags, type TuningView } from '../../src/app/abandon.js';
-import { formatAbandonRecord, parseAbandonedRef, parseAbandonRecord, tagsOffTheBranch } from '../../src/core/abandoned.js';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { listAbandoned, lookAtRunTags, makeWayForRun, settleRunTags, type TuningView } from '../../src/app/abandon.js';
+import { formatAbandonRecord, parseAbandonedRef, parseAbandonRecord, tagsMatchRuns, tagsOffTheBranch } from '../../src/core/abandoned.js';
 import { IsoGitRepo } from '../../src/git/iso.js';
 import { NativeGitRepo } from '../../src/git/native-repo.js';
 import type { GitRepo, Person } from '../../src/git/types.js';
@@ -91,6 +94,52 @@ describe('abandoned steps: the git pieces', () => {
     expect(parseAbandonedRef('demo', 'refs/tune-abandoned/demo@x/1/record')).toBeNull();
     expect(parseAbandonedRef('demo', 'refs/tune-abandoned/demo/0/tip')).toBeNull();
     expect(tagsOffTheBranch([{ run: 'r1', commit: 'x' }, { run: 'r2', commit: 'y' }], (run) => (run === 'r1' ? 'x' : null))).toEqual([{ run: 'r2', commit: 'y' }]);
+    const runs = new Map([['r1', { runOid: 'x' }], ['r2', { runOid: null }]]);
+    expect(tagsMatchRuns([{ run: 'r1', commit: 'x' }], runs)).toBe(true);
+    expect(tagsMatchRuns([], runs)).toBe(false); // r1's tag is missing
+    expect(tagsMatchRuns([{ run: 'r1', commit: 'x' }, { run: 'r3', commit: 'z' }], runs)).toBe(false); // a tag of no run
+    expect(tagsMatchRuns([{ run: 'r1', commit: 'y' }], runs)).toBe(false); // on another commit
+  });
+
+  it('a look at the tags taken early: trusted under the tool lock while the branch is at the tip, taken again when it disagrees; nothing without the lock', async () => {
+    const { repo, oids } = threeCommits();
+    const git = new NativeGitRepo(repo.dir, repo.path('.git'));
+    const marker = repo.path('.git/tune/x/cache/run-tags-checked');
+    const driver = repo.path('.git/tune/x/driver');
+    const tags = () => repo.git('tag', '-l', 'tune/x/*').trim().split('\n');
+    repo.git('tag', 'tune/x/batch01-nomem-run1', oids[1]!);
+    const view: TuningView = { repo: git, name: 'x', tip: oids[2]!, runs: new Map([['batch01-nomem-run1', { runOid: oids[1]! }]]), commits: oids.slice(1).map((oid) => ({ oid })) };
+
+    // The tags agree, but another live process drives the tuning: the lock is not had and the tip is not marked.
+    mkdirSync(path.dirname(driver), { recursive: true });
+    writeFileSync(driver, JSON.stringify({ pid: process.ppid, start: null, host: os.hostname(), command: 'git tune auto', since: new Date().toISOString() }));
+    expect(await settleRunTags(view, ctx(repo), lookAtRunTags(git, 'x', oids[2]!))).toEqual([]);
+    expect(existsSync(marker)).toBe(false);
+    rmSync(driver);
+
+    // The branch moved after the look (an undo): nothing is settled for the tip looked at.
+    const early = lookAtRunTags(git, 'x', oids[2]!);
+    expect(await early).toEqual([{ run: 'batch01-nomem-run1', commit: oids[1] }]);
+    repo.git('update-ref', 'refs/heads/tune/x', oids[1]!);
+    expect(await settleRunTags(view, ctx(repo), early)).toEqual([]);
+    expect(existsSync(marker)).toBe(false);
+    repo.git('update-ref', 'refs/heads/tune/x', oids[2]!);
+
+    // A look that disagrees (a tag off the branch, deleted by hand since) is not acted on: the tags are listed again under the lock.
+    repo.git('switch', '-q', '-c', 'side');
+    repo.write({ 'a.txt': 'side\n' });
+    repo.git('commit', '-q', '-am', 'side');
+    repo.git('tag', 'tune/x/batch02-nomem-run1', 'HEAD');
+    repo.git('switch', '-q', 'tune/x');
+    const stale = lookAtRunTags(git, 'x', oids[2]!);
+    expect((await stale as { run: string }[]).map((t) => t.run)).toEqual(['batch01-nomem-run1', 'batch02-nomem-run1']);
+    repo.git('tag', '-d', 'tune/x/batch02-nomem-run1');
+    expect(await settleRunTags(view, ctx(repo), stale)).toEqual([]);
+    expect(tags()).toEqual(['tune/x/batch01-nomem-run1']);
+    expect(repo.git('for-each-ref', 'refs/tune-abandoned/').trim()).toBe('');
+    expect(readFileSync(marker, 'utf8')).toBe(`${oids[2]}\n`);
+    expect(await lookAtRunTags(git, 'x', oids[2]!)).toBe('settled');
+    expect(repo.fsck()).toBe('');
   });
 
   it('which run tags move aside: off the branch, not on a remote; a tag the branch reaches stays and a run needing it is refused', async () => {
