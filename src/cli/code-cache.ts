@@ -33,8 +33,10 @@ export function requireWithCodeCache(file: string, build: string, command: strin
   try {
     const st = fstatSync(fd);
     key = `${build}\0${st.size}\0${st.mtimeMs}\0${st.ino}`;
-    // Decoded from a Buffer: fs's own utf8 read is ~4x slower on a file this size (1.1 MB).
-    source = readFileSync(fd).toString('utf8');
+    // Decoded from a Buffer: fs's own utf8 read is ~4x slower on a file this size (1.5 MB). As latin1: the
+    // bundles are ASCII (scripts/bundle.mjs makes them so), which latin1 decodes to the same text without
+    // utf8's checks (0.7 ms instead of 1.1-1.5 for cli.cjs).
+    source = readFileSync(fd).toString('latin1');
   } finally {
     closeSync(fd);
   }

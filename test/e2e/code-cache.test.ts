@@ -2,6 +2,7 @@ import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ROOT } from '../helpers/cli.js';
 import { TempRepo } from '../helpers/repo.js';
 
 /**
@@ -27,6 +28,14 @@ describe('the code cache of the shipped CLI', () => {
     tmp = mkdtempSync(path.join(os.tmpdir(), 'git-tune-cc-'));
   });
   afterEach(() => rmSync(tmp, { recursive: true, force: true }));
+
+  it('reads bundles that are ASCII, which it decodes as latin1: the same text', () => {
+    for (const bundle of ['cli.cjs', 'next.cjs']) {
+      const bytes = readFileSync(path.join(ROOT, 'dist/bin', bundle));
+      expect(bytes.length).toBeGreaterThan(10_000);
+      expect(bytes.findIndex((b) => b > 0x7f), bundle).toBe(-1);
+    }
+  });
 
   it("is written by a command's first run, for that command, only by the user, and then used as it is", () => {
     const first = tune(['status']);
