@@ -108,7 +108,8 @@ describe.concurrent('Ctrl-C and kills, as a terminal sends them', () => {
   it('Ctrl-C twice while the judge runs: no grade is recorded from a killed judge; the next auto grades to done', async () => {
     const repo = newRepo();
     const auto = startGroup(repo, ['auto', '--plain'], { SLOW_JUDGE_MS: '60000' });
-    await waitUntil(() => judges(repo).length === 1, 90_000, 'the judge').catch(async (err: Error) => {
+    // The grade asks the judge about both cases at once (concurrency 2): one judge running is enough, two are fine.
+    await waitUntil(() => judges(repo).length >= 1, 90_000, 'the judge').catch(async (err: Error) => {
       // What auto did instead, for the report.
       signalGroup(auto.pgid, 'SIGKILL');
       const r = await auto.done;
