@@ -3,6 +3,7 @@ import * as z from 'zod';
 import { CONFIG_DOCS, CONFIG_KEYS, configSchema, withDefaults, type Config } from '../contracts/config.js';
 import { describeValue, formatProblem, pathText, type Problem } from '../contracts/problems.js';
 import { isApiPreset } from '../contracts/presets.js';
+import { PARSED_ONCE } from '../contracts/values.js';
 import { TuneError, usageError } from '../errors.js';
 
 /**
@@ -86,7 +87,7 @@ export function parseConfig(text: string, file: string): { config: Config; raw: 
     if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
       problems.push({ file, message: 'must be a YAML mapping of settings, e.g. `maxBatch: 10`', received: describeValue(raw) });
     } else {
-      const parsed = configSchema.safeParse(raw);
+      const parsed = configSchema.safeParse(raw, PARSED_ONCE);
       if (parsed.success) return { config: withDefaults(parsed.data), raw: raw as Record<string, unknown> };
       for (const issue of parsed.error.issues) problems.push(...configProblem(issue, raw, doc, counter, file));
     }

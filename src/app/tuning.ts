@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Case } from '../contracts/dataset.js';
 import type { Config } from '../contracts/config.js';
 import type { Selection } from '../contracts/files.js';
+import { PARSED_ONCE } from '../contracts/values.js';
 import type { HistoryCommit, TuningState } from '../core/fold.js';
 import { matcher } from '../core/glob.js';
 import { branchName, branchRef } from '../core/names.js';
@@ -123,7 +124,7 @@ export async function loadTuning(repo: GitRepo, requested?: string, atTip?: (nam
       const { parseConfig } = await import('./config-file.js');
       const { selectionSchema } = await import('../contracts/files.js');
       const config = files.configText === null ? null : parseConfig(files.configText, configPath(dir)).config;
-      const selection = files.selectionText === null ? null : selectionSchema.parse(JSON.parse(files.selectionText));
+      const selection = files.selectionText === null ? null : selectionSchema.parse(JSON.parse(files.selectionText), PARSED_ONCE);
       return { config, selection };
     },
     ({ config, selection }) => ({ isProse: matcher(config?.prose ?? []), selection: selection?.ids ?? [] }),

@@ -15,3 +15,11 @@ export function missingConfig(config: Config): string | null {
   if (config.runner === null) return 'runner';
   return null;
 }
+
+/**
+ * Parse options for a file read once per process (config.yaml,
+ * selection.json): no compiled fast path. zod compiles one per object schema
+ * on its first parse (`new Function`, which no code cache keeps); for one
+ * object it costs more than it saves. Lists of cases keep it.
+ */
+export const PARSED_ONCE = { jitless: true } as const;
