@@ -172,11 +172,12 @@ function readBody(bytes: Buffer, stateAt: number, withTail: boolean): { state: T
   return { state: state.value as TuningState, tailAt: state.end, tail };
 }
 
-function framed(value: unknown): Buffer {
+/** A part of the file: its length, then its bytes (two buffers, written as they are). */
+function framed(value: unknown): [Buffer, Buffer] {
   const body = v8.serialize(value);
   const length = Buffer.alloc(4);
   length.writeUInt32BE(body.length);
-  return Buffer.concat([length, body]);
+  return [length, body];
 }
 
 /**
@@ -188,9 +189,16 @@ async function writeCache(file: string, head: Head, state: TuningState, segments
   const tmp = tempFileFor(file);
   try {
     diskFullPoint('cache', tmp);
-    const bytes = Buffer.concat([MAGIC, framed(head), framed(state), segments, ...(added ? [framed(packTail(added))] : [])]);
+    // Written as the parts are, in one writev: joining them first copied the whole file twice (~1 MB at 1.5k steps).
+    const parts = [MAGIC, ...framed(head), ...framed(state), segments, ...(added ? framed(packTail(added)) : [])];
     await fs.mkdir(path.dirname(file), { recursive: true });
-    await fs.writeFile(tmp, bytes);
+    const handle = await fs.open(tmp, 'w');
+    try {
+      const { bytesWritten } = await handle.writev(parts);
+      if (bytesWritten !== parts.reduce((n, b) => n + b.length, 0)) throw new Error('cache written short');
+    } finally {
+      await handle.close();
+    }
     await fs.rename(tmp, file);
   } catch {
     // A cache that cannot be written (a read-only repository) only costs speed.
