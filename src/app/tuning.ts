@@ -98,7 +98,10 @@ export function reloadTuning(tuning: Pick<Tuning, 'repo' | 'name'>): Promise<Tun
   return loadTuning(tuning.repo, tuning.name);
 }
 
-/** Reads a tuning; writes nothing (a command's start recovers first: `startTuning`). */
+/**
+ * Reads a tuning; writes nothing (a command's start recovers first: `startTuning`).
+ * `atTip` is told the tuning and its tip as soon as they are known, before the history is read.
+ */
 export async function loadTuning(repo: GitRepo, requested?: string, atTip?: (name: string, tip: string) => void): Promise<Tuning> {
   const { name, onBranch } = await resolveTuningName(repo, requested);
   const ref = branchRef(name);
