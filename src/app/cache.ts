@@ -1,4 +1,4 @@
-import { readFileSync, promises as fs } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { tookCodePath } from '../code-paths.js';
 import { blobOid } from '../core/prose-digest.js';
@@ -9,10 +9,8 @@ import { generatedPart, generatedReadme, stepFilesOf } from '../core/rewritten.j
 import { parseStep } from '../core/steps.js';
 import { historyError } from '../errors.js';
 import type { GitRepo } from '../git/types.js';
-import { tempFileFor } from '../git/temp-files.js';
-import { diskFullPoint } from '../faults/enospc.js';
 import { cachePath, readmePath, tuningDir } from '../core/paths.js';
-import { FORMAT, foldCodeHash, memoAt } from './tip-memo.js';
+import { FORMAT, foldCodeHash, memoAt, writeCacheFile } from './tip-memo.js';
 
 /**
  * Read, cached: a tuning's history and its folded state, kept in
@@ -185,25 +183,8 @@ function framed(value: unknown): [Buffer, Buffer] {
  * `segments` (raw bytes of segments already written, kept as they are) and
  * the new segment, if any.
  */
-async function writeCache(file: string, head: Head, state: TuningState, segments: Buffer, added: Tail | null): Promise<void> {
-  const tmp = tempFileFor(file);
-  try {
-    diskFullPoint('cache', tmp);
-    // Written as the parts are, in one writev: joining them first copied the whole file twice (~1 MB at 1.5k steps).
-    const parts = [MAGIC, ...framed(head), ...framed(state), segments, ...(added ? framed(packTail(added)) : [])];
-    await fs.mkdir(path.dirname(file), { recursive: true });
-    const handle = await fs.open(tmp, 'w');
-    try {
-      const { bytesWritten } = await handle.writev(parts);
-      if (bytesWritten !== parts.reduce((n, b) => n + b.length, 0)) throw new Error('cache written short');
-    } finally {
-      await handle.close();
-    }
-    await fs.rename(tmp, file);
-  } catch {
-    // A cache that cannot be written (a read-only repository) only costs speed.
-    await fs.rm(tmp, { force: true }).catch(() => {});
-  }
+function writeCache(file: string, head: Head, state: TuningState, segments: Buffer, added: Tail | null): void {
+  writeCacheFile(file, [MAGIC, ...framed(head), ...framed(state), segments, ...(added ? framed(packTail(added)) : [])]);
 }
 
 /**
@@ -380,10 +361,10 @@ export async function readTuningHistory<P>(
     dropParsed(walked.commits);
     if (compact) {
       const commits = [...extend.tail!.commits, ...walked.commits];
-      await writeCache(file, head, state, Buffer.alloc(0), { commits, handPaths: { ...extend.tail!.handPaths, ...walked.handPaths } });
+      writeCache(file, head, state, Buffer.alloc(0), { commits, handPaths: { ...extend.tail!.handPaths, ...walked.handPaths } });
       return { ...files, parsed, state: () => state, commits: () => commits, memo };
     }
-    await writeCache(file, { ...head, segments: usable.head.segments + 1 }, state, usable.bytes.subarray(extend.tailAt), walked);
+    writeCache(file, { ...head, segments: usable.head.segments + 1 }, state, usable.bytes.subarray(extend.tailAt), walked);
     let commits: HistoryCommit[] | null = null;
     return {
       ...files, parsed, state: () => state, memo,
@@ -408,7 +389,7 @@ export async function readTuningHistory<P>(
   }
   dropParsed(commits);
   // Serialized before anyone can touch the state handed out.
-  await writeCache(file, head, state, Buffer.alloc(0), { commits, handPaths });
+  writeCache(file, head, state, Buffer.alloc(0), { commits, handPaths });
   return { ...files, parsed, state: () => state, commits: () => commits, memo };
 }
 

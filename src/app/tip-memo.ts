@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, writevSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { memoPath } from '../core/paths.js';
+import { diskFullPoint } from '../faults/enospc.js';
 import { tempFileFor } from '../git/temp-files.js';
 
 /**
@@ -79,16 +80,31 @@ export function memoAt(gitdir: string, tuning: string, tip: string): <T>(key: st
 /**
  * Writes a file of `.git/tune/<name>/cache/` whole or not at all (renamed
  * into place), not synced: a cache cut short by a crash is read as none and
- * made again. One that cannot be written only costs speed.
+ * made again. One that cannot be written (a read-only repository, a full
+ * disk) only costs speed. Given in parts (the history cache's framed
+ * sections), it writes them as they are, in one writev: joining them first
+ * copied the ~850 KB of a 1,563-step history twice.
  */
-export function writeCacheFile(file: string, text: string): void {
+export function writeCacheFile(file: string, data: string | readonly Uint8Array[]): void {
   const tmp = tempFileFor(file);
   try {
+    diskFullPoint('cache', tmp);
     mkdirSync(path.dirname(file), { recursive: true });
-    writeFileSync(tmp, text);
+    if (typeof data === 'string') writeFileSync(tmp, data);
+    else writeParts(tmp, data);
     renameSync(tmp, file);
   } catch {
     rmSync(tmp, { force: true });
+  }
+}
+
+function writeParts(file: string, parts: readonly Uint8Array[]): void {
+  const fd = openSync(file, 'w');
+  try {
+    const size = parts.reduce((n, b) => n + b.length, 0);
+    if (writevSync(fd, parts) !== size) throw new Error(`${file} written short`);
+  } finally {
+    closeSync(fd);
   }
 }
 
