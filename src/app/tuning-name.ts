@@ -1,4 +1,4 @@
-import { branchName, parseBranchName } from '../core/names.js';
+import { branchName, namedTuning, parseBranchName } from '../core/names.js';
 import { usageError } from '../errors.js';
 import type { GitRepo } from '../git/types.js';
 
@@ -6,13 +6,6 @@ import type { GitRepo } from '../git/types.js';
 export async function listTunings(repo: GitRepo): Promise<string[]> {
   const refs = await repo.listRefs('refs/heads/tune');
   return refs.map((r) => parseBranchName(r.ref)).filter((n): n is string => n !== null);
-}
-
-/** The tuning named, or the one whose branch HEAD (`head`, a ref or null when detached) names; null when neither. */
-export function namedTuning(requested: string | undefined, head: string | null): { name: string; onBranch: boolean } | null {
-  const current = head ? parseBranchName(head) : null;
-  if (requested) return { name: requested, onBranch: current === requested };
-  return current ? { name: current, onBranch: true } : null;
 }
 
 /** The tuning named, or the one whose branch is checked out. */

@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
-import { namedTuning } from '../app/tuning-name.js';
-import { isValidTuningName } from '../core/names.js';
+import { isValidTuningName, namedTuning } from '../core/names.js';
 import { memoPath } from '../core/paths.js';
 import { locateRepo, readHeadRef } from '../git/find-repo.js';
 

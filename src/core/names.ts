@@ -88,6 +88,13 @@ export function parseBranchName(branch: string): string | null {
   return m && isValidTuningName(m[1]!) ? m[1]! : null;
 }
 
+/** The tuning named, or the one whose branch HEAD (`head`, a ref or null when detached) names; null when neither. */
+export function namedTuning(requested: string | undefined, head: string | null): { name: string; onBranch: boolean } | null {
+  const current = head ? parseBranchName(head) : null;
+  if (requested) return { name: requested, onBranch: current === requested };
+  return current ? { name: current, onBranch: true } : null;
+}
+
 export function parseTagName(tag: string): { tuning: string; run: string } | null {
   const m = /^(?:refs\/tags\/)?tune\/([^/]+)\/([^/]+)$/.exec(tag);
   if (!m || !isValidTuningName(m[1]!) || parseRunName(m[2]!) === null) return null;
